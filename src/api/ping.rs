@@ -1,0 +1,51 @@
+//! `GET /v1/ping`: the connectivity check. It needs no key, reads no data and answers at once,
+//! so monitoring can call it as often as its rate limit allows.
+
+use actix_web::route;
+use actix_web::web::Json;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::extract::{Body, Query};
+
+/// The ping object.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Ping {
+    /// Kind of object: always `ping`.
+    pub object: PingObject,
+    /// Always `true`.
+    pub pong: bool,
+}
+
+/// The `object` value of a ping object.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum PingObject {
+    Ping,
+}
+
+/// Ping takes no query parameters; any parameter is refused as unknown.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PingQuery {}
+
+/// Ping takes no body fields; an empty body or `{}` is accepted, any field is refused.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PingBody {}
+
+/// Check that the API is reachable
+///
+/// Answers at once with a ping object. It needs no key and reads no data, so it suits health
+/// checks and uptime monitors; `HEAD` answers the same without a body.
+#[utoipa::path(
+    tag = "Utility",
+    responses((status = 200, description = "The API is reachable.", body = Ping)),
+)]
+#[route("/ping", method = "GET", method = "HEAD")]
+pub async fn ping(_query: Query<PingQuery>, _body: Body<PingBody>) -> Json<Ping> {
+    Json(Ping {
+        object: PingObject::Ping,
+        pong: true,
+    })
+}

@@ -1,0 +1,266 @@
+//! Configuration and the command line. Every setting is a flag and an environment variable
+//! (flags win), with a default that works on a laptop; `partner-api --help` documents them.
+//! Values are parsed into types that cannot hold bad ones, and a bad value stops the program
+//! with one line naming the setting and exit code 2, before anything starts.
+
+use std::net::SocketAddr;
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::http::uri::Uri;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+
+/// Exit code for a bad command line or setting.
+pub const EXIT_BAD_CONFIG: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "partner-api",
+    version,
+    about = "The partner API of the training and lifestyle programme.",
+    long_about = "The partner API of the training and lifestyle programme.\n\n\
+                  Without a subcommand it serves the API. Every option can also be set through \
+                  the environment variable named in its help; a flag wins over the variable."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub server: ServerConfig,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Call GET /v1/ping on a running service; exit 0 when it answers 200 with pong true,
+    /// else 1 with one line saying why. For container probes where no curl exists.
+    Healthcheck(HealthcheckArgs),
+    /// Print the OpenAPI document (YAML, or JSON with --json).
+    Openapi {
+        /// Print JSON instead of YAML.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Settings of the server.
+#[derive(Clone, Debug, Args)]
+pub struct ServerConfig {
+    /// Address and port to listen on (IP:PORT; use 0.0.0.0 or [::] to listen on all interfaces).
+    #[arg(
+        long,
+        env = "PARTNER_API_BIND",
+        default_value = "127.0.0.1:8080",
+        value_name = "ADDR"
+    )]
+    pub bind: SocketAddr,
+
+    /// Origin (and optional path prefix) that `doc_url` in error bodies points into, e.g.
+    /// https://api.example.com. Default: the origin the client addressed.
+    #[arg(long, env = "PARTNER_API_DOCS_BASE_URL", value_name = "URL", value_parser = parse_base_url)]
+    pub docs_base_url: Option<BaseUrl>,
+
+    /// Worker threads. Default: the number of CPUs this process may run on.
+    #[arg(long, env = "PARTNER_API_WORKERS", value_name = "N")]
+    pub workers: Option<NonZeroUsize>,
+
+    /// Seconds that in-flight requests get to finish after SIGTERM or SIGINT.
+    #[arg(
+        long,
+        env = "PARTNER_API_SHUTDOWN_GRACE_SECS",
+        default_value_t = 30,
+        value_name = "SECS"
+    )]
+    pub shutdown_grace_secs: u64,
+
+    /// Largest request body accepted, in bytes; larger ones get 413 payload_too_large.
+    #[arg(long, env = "PARTNER_API_MAX_BODY_BYTES", default_value_t = 64 * 1024, value_name = "BYTES",
+          value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
+    pub max_body_bytes: u32,
+
+    /// Seconds an idle keep-alive connection stays open (0 closes after each response).
+    #[arg(
+        long,
+        env = "PARTNER_API_KEEP_ALIVE_SECS",
+        default_value_t = 5,
+        value_name = "SECS"
+    )]
+    pub keep_alive_secs: u64,
+
+    /// Milliseconds a client has to send a complete request head before the connection is
+    /// closed (guards against slow clients holding connections).
+    #[arg(long, env = "PARTNER_API_REQUEST_HEAD_TIMEOUT_MS", default_value_t = 5000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub request_head_timeout_ms: u64,
+}
+
+impl ServerConfig {
+    pub fn worker_count(&self) -> usize {
+        self.workers
+            .map(NonZeroUsize::get)
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, NonZeroUsize::get))
+    }
+
+    pub fn keep_alive(&self) -> Option<Duration> {
+        (self.keep_alive_secs > 0).then(|| Duration::from_secs(self.keep_alive_secs))
+    }
+
+    pub fn request_head_timeout(&self) -> Duration {
+        Duration::from_millis(self.request_head_timeout_ms)
+    }
+}
+
+impl Default for ServerConfig {
+    /// The defaults of the command line, for tests and embedding.
+    fn default() -> Self {
+        Cli::try_parse_from(["partner-api"])
+            .expect("the defaults parse")
+            .server
+    }
+}
+
+/// Arguments of `partner-api healthcheck`.
+#[derive(Clone, Debug, Args)]
+pub struct HealthcheckArgs {
+    /// Base URL of the service (http://HOST:PORT). Default: the configured bind address.
+    #[arg(long, value_name = "URL", value_parser = parse_base_url)]
+    pub url: Option<BaseUrl>,
+
+    /// Seconds to wait for the whole answer.
+    #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = parse_timeout)]
+    pub timeout: f64,
+}
+
+/// An absolute http(s) URL without query, fragment or trailing slash.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BaseUrl(Arc<str>);
+
+impl BaseUrl {
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn into_shared(self) -> Arc<str> {
+        self.0
+    }
+}
+
+fn parse_base_url(input: &str) -> Result<BaseUrl, String> {
+    let uri: Uri = input
+        .parse()
+        .map_err(|_| "not a URL (expected e.g. https://api.example.com)".to_owned())?;
+    match uri.scheme_str() {
+        Some("http" | "https") => {}
+        _ => return Err("the URL must start with http:// or https://".to_owned()),
+    }
+    if uri
+        .authority()
+        .is_none_or(|authority| authority.host().is_empty())
+    {
+        return Err("the URL has no host".to_owned());
+    }
+    if uri.query().is_some() || input.contains('#') {
+        return Err("the URL must not have a query or a fragment".to_owned());
+    }
+    Ok(BaseUrl(Arc::from(input.trim_end_matches('/'))))
+}
+
+fn parse_timeout(input: &str) -> Result<f64, String> {
+    match input.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs <= 3600.0 => Ok(secs),
+        _ => Err("expected a number of seconds between 0 and 3600".to_owned()),
+    }
+}
+
+impl Cli {
+    /// Parses the command line and environment. Help and version are printed and exit 0; any
+    /// error is printed as one line naming the setting, and exits with [`EXIT_BAD_CONFIG`].
+    pub fn parse_or_exit() -> Cli {
+        match Cli::try_parse() {
+            Ok(cli) => cli,
+            Err(error) => match error.kind() {
+                ErrorKind::DisplayHelp
+                | ErrorKind::DisplayVersion
+                | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => error.exit(),
+                _ => {
+                    eprintln!("{}", one_line_error(&error));
+                    std::process::exit(EXIT_BAD_CONFIG.into());
+                }
+            },
+        }
+    }
+}
+
+/// clap's error as one line, naming the environment variable as well as the flag, since a
+/// bad value in a container usually comes from the environment.
+fn one_line_error(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let first_line = rendered
+        .lines()
+        .next()
+        .unwrap_or("error: invalid command line");
+    let mut command = Cli::command();
+    command.build();
+    let env_name = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => std::iter::once(&command)
+            .chain(command.get_subcommands())
+            .flat_map(|command| command.get_arguments())
+            .find(|candidate| candidate.to_string() == *arg)
+            .and_then(|candidate| candidate.get_env())
+            .map(|env| env.to_string_lossy().into_owned()),
+        _ => None,
+    };
+    match env_name {
+        Some(env) => format!("{first_line} (setting {env})"),
+        None => format!("{first_line} (see --help)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_work_on_a_laptop() {
+        let config = ServerConfig::default();
+        assert_eq!(config.bind, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(config.max_body_bytes, 65536);
+        assert_eq!(config.shutdown_grace_secs, 30);
+        assert!(config.worker_count() >= 1);
+        assert_eq!(config.docs_base_url, None);
+    }
+
+    #[test]
+    fn base_urls_are_checked_and_normalised() {
+        assert_eq!(
+            parse_base_url("https://api.example.com/").unwrap().as_str(),
+            "https://api.example.com"
+        );
+        assert_eq!(
+            parse_base_url("http://127.0.0.1:8080/prefix")
+                .unwrap()
+                .as_str(),
+            "http://127.0.0.1:8080/prefix"
+        );
+        for bad in [
+            "api.example.com",
+            "ftp://x",
+            "https://",
+            "https://x/?a=1",
+            "https://x/#f",
+        ] {
+            assert!(parse_base_url(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_bad_value_is_one_line_naming_flag_and_variable() {
+        let error = Cli::try_parse_from(["partner-api", "--bind", "nowhere"]).unwrap_err();
+        let line = one_line_error(&error);
+        assert!(!line.contains('\n'), "{line}");
+        assert!(line.contains("--bind"), "{line}");
+        assert!(line.contains("PARTNER_API_BIND"), "{line}");
+    }
+}

@@ -1,0 +1,319 @@
+//! The request conventions every response follows, as one middleware around the whole app.
+//! It gives each request a fresh id, catches a panicking handler (500 `internal_error`, the
+//! panic logged with the id, the worker unharmed), turns every error — an `ApiError`, an
+//! actix-web extractor or payload error, a bare status from a middleware — into the contract's
+//! JSON error object, sets `Service-Request-Id`, `Cache-Control: no-store` and
+//! `X-Content-Type-Options: nosniff`, and writes the access log line. It is the only code that
+//! knows the request id, so it is where error bodies are finished; a new endpoint gets all of
+//! this by being registered.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::future::{Ready, ready};
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix_web::Error;
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
+use actix_web::error::InternalError;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::uri::{Authority, Uri};
+use actix_web::http::{Method, StatusCode};
+use futures_util::FutureExt;
+use futures_util::future::LocalBoxFuture;
+
+use crate::errors::{ApiError, ErrorCode};
+use crate::request_id::RequestId;
+
+/// Response header carrying the request id.
+pub const SERVICE_REQUEST_ID: HeaderName = HeaderName::from_static("service-request-id");
+
+/// Where `doc_url` in error bodies points.
+#[derive(Clone, Debug)]
+pub enum DocsBase {
+    /// A configured origin (and optional path prefix), without a trailing slash.
+    Fixed(Arc<str>),
+    /// The origin the client addressed: `scheme://<Host header>`, or the listening address
+    /// when the request has no usable `Host`.
+    OwnOrigin {
+        scheme: &'static str,
+        local_addr: SocketAddr,
+    },
+}
+
+impl DocsBase {
+    fn resolve(&self, host_header: Option<&HeaderValue>) -> Cow<'_, str> {
+        match self {
+            DocsBase::Fixed(base) => Cow::Borrowed(base),
+            DocsBase::OwnOrigin { scheme, local_addr } => {
+                let host = host_header
+                    .and_then(|value| value.to_str().ok())
+                    .filter(|host| host.parse::<Authority>().is_ok_and(|a| a.as_str() == *host));
+                Cow::Owned(match host {
+                    Some(host) => format!("{scheme}://{host}"),
+                    None => format!("{scheme}://{local_addr}"),
+                })
+            }
+        }
+    }
+}
+
+/// The middleware factory; see the module documentation.
+#[derive(Clone)]
+pub struct RequestConventions {
+    docs_base: DocsBase,
+}
+
+impl RequestConventions {
+    pub fn new(docs_base: DocsBase) -> Self {
+        RequestConventions { docs_base }
+    }
+}
+
+impl<S, B> Transform<S, ServiceRequest> for RequestConventions
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<EitherBody<B, BoxBody>>;
+    type Error = Error;
+    type Transform = RequestConventionsMiddleware<S>;
+    type InitError = ();
+    type Future = Ready<Result<Self::Transform, Self::InitError>>;
+
+    fn new_transform(&self, service: S) -> Self::Future {
+        ready(Ok(RequestConventionsMiddleware {
+            service: Rc::new(service),
+            docs_base: Rc::new(self.docs_base.clone()),
+        }))
+    }
+}
+
+pub struct RequestConventionsMiddleware<S> {
+    service: Rc<S>,
+    docs_base: Rc<DocsBase>,
+}
+
+impl<S, B> Service<ServiceRequest> for RequestConventionsMiddleware<S>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<EitherBody<B, BoxBody>>;
+    type Error = Error;
+    type Future = LocalBoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    forward_ready!(service);
+
+    fn call(&self, request: ServiceRequest) -> Self::Future {
+        let started = Instant::now();
+        let request_id = RequestId::generate();
+        // What the access log and a panic's answer need, taken now: the request itself moves
+        // into the router, which needs sole ownership of it to record the matched route.
+        let line = RequestLine {
+            method: request.method().clone(),
+            uri: request.uri().clone(),
+            host: request.headers().get(header::HOST).cloned(),
+            client: request.peer_addr(),
+        };
+        let service = Rc::clone(&self.service);
+        let docs_base = Rc::clone(&self.docs_base);
+
+        Box::pin(async move {
+            // The inner call is made inside the guarded future so that a panic in its
+            // synchronous part (routing) is caught as well.
+            let outcome = AssertUnwindSafe(async move { service.call(request).await })
+                .catch_unwind()
+                .await;
+            let failure = match outcome {
+                Ok(Ok(response)) => {
+                    let mut response = if response.status().as_u16() < 400 {
+                        response.map_into_left_body()
+                    } else {
+                        let error = api_error_for_response(&response, &request_id);
+                        let docs_base = docs_base.resolve(line.host.as_ref());
+                        response
+                            .into_response(error.to_response(&request_id, &docs_base))
+                            .map_into_right_body()
+                    };
+                    set_convention_headers(response.headers_mut(), &request_id);
+                    log_access(&request_id, &line, response.status(), started);
+                    return Ok(response);
+                }
+                Ok(Err(error)) => {
+                    let status = error.as_response_error().status_code();
+                    api_error_from(&error, status, &request_id)
+                }
+                Err(panic) => {
+                    let message = panic_message(panic.as_ref());
+                    log::error!(
+                        "{request_id} handler panicked on {} {}: {message}",
+                        line.method,
+                        line.uri.path()
+                    );
+                    ApiError::internal(message)
+                }
+            };
+            // The request is gone (consumed by a failing service or dropped by the unwind), so
+            // the answer travels as an error carrying its finished response.
+            let mut response =
+                failure.to_response(&request_id, &docs_base.resolve(line.host.as_ref()));
+            set_convention_headers(response.headers_mut(), &request_id);
+            log_access(&request_id, &line, response.status(), started);
+            Err(InternalError::from_response(failure, response).into())
+        })
+    }
+}
+
+/// What is kept of a request for its log line and for answering it after a failure.
+struct RequestLine {
+    method: Method,
+    uri: Uri,
+    host: Option<HeaderValue>,
+    client: Option<SocketAddr>,
+}
+
+fn set_convention_headers(headers: &mut header::HeaderMap, request_id: &RequestId) {
+    headers.insert(SERVICE_REQUEST_ID, request_id.to_header_value());
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+}
+
+/// The error an error response stands for: the `ApiError` attached to it, an actix-web error
+/// converted, or, for a bare status set by a middleware, the catalogue code for that status
+/// (keeping the `Allow` of a 405 and the wait of a 429).
+fn api_error_for_response<B>(response: &ServiceResponse<B>, request_id: &RequestId) -> ApiError {
+    let status = response.status();
+    if let Some(error) = response.response().error() {
+        return api_error_from(error, status, request_id);
+    }
+    let request = response.request();
+    let headers = response.headers();
+    match ErrorCode::for_status(status) {
+        ErrorCode::MethodNotAllowed => match headers.get(header::ALLOW) {
+            Some(allow) => ApiError::method_not_allowed(request.method(), allow.clone()),
+            None => ApiError::new(ErrorCode::MethodNotAllowed),
+        },
+        ErrorCode::ResourceMissing => ApiError::resource_missing(request.method(), request.path()),
+        ErrorCode::RateLimited => ApiError::rate_limited(retry_after_secs(headers)),
+        code => ApiError::new(code),
+    }
+}
+
+/// Whole seconds to wait, from a middleware's `Retry-After` (or actix-governor's
+/// `x-ratelimit-after`), never less than 1.
+fn retry_after_secs(headers: &header::HeaderMap) -> u64 {
+    [
+        header::RETRY_AFTER,
+        HeaderName::from_static("x-ratelimit-after"),
+    ]
+    .iter()
+    .find_map(|name| headers.get(name)?.to_str().ok()?.trim().parse::<u64>().ok())
+    .unwrap_or(1)
+}
+
+fn api_error_from(error: &Error, status: StatusCode, request_id: &RequestId) -> ApiError {
+    if let Some(api_error) = error.as_error::<ApiError>() {
+        if let Some(cause) = api_error.internal_cause() {
+            log::error!("{request_id} internal error: {cause}");
+        }
+        return api_error.clone();
+    }
+    // An actix-web error (an extractor or payload error of the framework itself). Its text may
+    // describe internals, so it goes to the log and the client gets the catalogue's message.
+    let code = ErrorCode::for_status(status);
+    if code == ErrorCode::InternalError {
+        log::error!("{request_id} internal error: {error}");
+    } else {
+        log::info!("{request_id} request refused by the framework ({status}): {error}");
+    }
+    ApiError::new(code)
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "panic with a non-string payload".to_owned()
+    }
+}
+
+/// One line per request: id, client address, method, path, status, duration in microseconds.
+fn log_access(request_id: &RequestId, line: &RequestLine, status: StatusCode, started: Instant) {
+    log::info!(
+        target: ACCESS_LOG_TARGET,
+        "{request_id} {client} \"{method} {path}\" {status} {micros}us",
+        client = ClientAddr(line.client),
+        method = line.method,
+        path = line.uri.path(),
+        status = status.as_u16(),
+        micros = started.elapsed().as_micros(),
+    );
+}
+
+/// Log target of the access log, so it can be filtered on its own (`RUST_LOG=access=off`).
+pub const ACCESS_LOG_TARGET: &str = "access";
+
+/// The client's IP address, or `-` when the transport has none (a test or unix socket).
+struct ClientAddr(Option<SocketAddr>);
+
+impl fmt::Display for ClientAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(addr) => write!(f, "{}", addr.ip()),
+            None => f.write_str("-"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_origin_follows_a_valid_host_header_only() {
+        let base = DocsBase::OwnOrigin {
+            scheme: "http",
+            local_addr: "127.0.0.1:8080".parse().unwrap(),
+        };
+        let host = HeaderValue::from_static("api.example.test:8443");
+        assert_eq!(base.resolve(Some(&host)), "http://api.example.test:8443");
+        let host = HeaderValue::from_static("evil.test/path?x");
+        assert_eq!(base.resolve(Some(&host)), "http://127.0.0.1:8080");
+        assert_eq!(base.resolve(None), "http://127.0.0.1:8080");
+    }
+
+    #[test]
+    fn retry_after_is_read_from_either_header_and_never_zero() {
+        let mut headers = header::HeaderMap::new();
+        assert_eq!(retry_after_secs(&headers), 1);
+        headers.insert(
+            HeaderName::from_static("x-ratelimit-after"),
+            HeaderValue::from_static("4"),
+        );
+        assert_eq!(retry_after_secs(&headers), 4);
+        headers.insert(header::RETRY_AFTER, HeaderValue::from_static("9"));
+        assert_eq!(retry_after_secs(&headers), 9);
+    }
+
+    #[test]
+    fn method_is_echoed_as_sent() {
+        let method = Method::from_bytes(b"BREW").unwrap();
+        let error = ApiError::resource_missing(&method, "/v1/pings");
+        assert_eq!(
+            error.message(),
+            "Unrecognized request URL (BREW: /v1/pings)."
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! Request input parsed at the edge. [`Query<T>`] and [`Body<T>`] are the only ways an endpoint
+//! reads its query string and its JSON body. Each endpoint declares both types with
+//! `#[serde(deny_unknown_fields)]` (ping's are empty), so a parameter the endpoint does not know
+//! is refused with `parameter_unknown` instead of being silently ignored. Every failure maps to
+//! a catalogue code with `param` naming the field (`a.b` for nested body fields), so a client
+//! can act on it without reading the message.
+
+use std::future::{Ready, ready};
+
+use actix_web::dev::Payload;
+use actix_web::http::header;
+use actix_web::web::BytesMut;
+use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use futures_util::StreamExt;
+use futures_util::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+
+use crate::errors::{ApiError, ErrorCode};
+
+/// Largest request body accepted, in bytes. Registered as app data by the app factory.
+#[derive(Clone, Copy, Debug)]
+pub struct BodyLimit(pub usize);
+
+impl Default for BodyLimit {
+    fn default() -> Self {
+        BodyLimit(64 * 1024)
+    }
+}
+
+/// The query string, parsed strictly into `T`.
+#[derive(Debug)]
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest for Query<T> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        ready(parse_query(req.query_string()).map(Query))
+    }
+}
+
+/// Parses a query string; an absent or empty query string parses like `{}`.
+pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
+    let pairs = form_urlencoded::parse(query.as_bytes());
+    serde_path_to_error::deserialize(serde_urlencoded::Deserializer::new(pairs))
+        .map_err(|error| field_error(error.path(), &error.inner().to_string()))
+}
+
+/// The request body, read as JSON into `T`. An empty body reads like `{}`, so endpoints whose
+/// body has no required fields (ping) accept requests without one.
+#[derive(Debug)]
+pub struct Body<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let limit = req.app_data::<BodyLimit>().copied().unwrap_or_default().0;
+        let declared_json = is_json(req);
+        let declared_length = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.parse::<usize>().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            // Refuse an announced oversize body before reading any of it.
+            if declared_length.is_some_and(|length| length > limit) {
+                return Err(too_large(limit));
+            }
+            let mut bytes = BytesMut::new();
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|error| {
+                    ApiError::new(ErrorCode::RequestInvalid)
+                        .with_message(format!("The request body could not be read: {error}."))
+                })?;
+                if bytes.len() + chunk.len() > limit {
+                    return Err(too_large(limit));
+                }
+                bytes.extend_from_slice(&chunk);
+            }
+            if bytes.is_empty() {
+                return parse_json(b"{}").map(Body);
+            }
+            if !declared_json {
+                return Err(ApiError::new(ErrorCode::ContentTypeUnsupported));
+            }
+            parse_json(&bytes).map(Body)
+        })
+    }
+}
+
+fn is_json(req: &HttpRequest) -> bool {
+    matches!(req.mime_type(), Ok(Some(mime)) if mime.essence_str() == "application/json")
+}
+
+fn too_large(limit: usize) -> ApiError {
+    ApiError::new(ErrorCode::PayloadTooLarge).with_message(format!(
+        "The request body is larger than the limit of {limit} bytes."
+    ))
+}
+
+/// Parses a JSON body strictly into `T`, trailing content included.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    // Syntax first, so a malformed body is always `json_invalid`, even when a field the
+    // endpoint does not know comes before the fault.
+    serde_json::from_slice::<serde::de::IgnoredAny>(bytes).map_err(|error| json_invalid(&error))?;
+    if bytes.trim_ascii_start().first() != Some(&b'{') {
+        return Err(ApiError::new(ErrorCode::ParameterInvalid)
+            .with_message("The request body must be a JSON object."));
+    }
+    let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
+        let (path, inner) = (error.path().clone(), error.into_inner());
+        match inner.classify() {
+            serde_json::error::Category::Data => field_error(&path, &inner.to_string()),
+            _ => json_invalid(&inner),
+        }
+    })?;
+    deserializer.end().map_err(|error| json_invalid(&error))?;
+    Ok(value)
+}
+
+fn json_invalid(error: &serde_json::Error) -> ApiError {
+    ApiError::new(ErrorCode::JsonInvalid)
+        .with_message(format!("The request body is not valid JSON: {error}."))
+}
+
+/// Turns a serde data error at `path` into the catalogue code a client can act on. serde
+/// reports unknown and missing fields only through its message (`unknown field `x`, ...`,
+/// `missing field `x``), which is stable across serde 1.x; the tests below pin it.
+fn field_error(path: &serde_path_to_error::Path, message: &str) -> ApiError {
+    let location = dotted(path);
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        // The path already ends with the unknown key.
+        let name = location.unwrap_or_else(|| backticked(rest).to_owned());
+        return ApiError::parameter_unknown(&name);
+    }
+    if let Some(rest) = message.strip_prefix("missing field `") {
+        // The path names the object that lacks the field.
+        let field = backticked(rest);
+        let name = match location {
+            Some(parent) => format!("{parent}.{field}"),
+            None => field.to_owned(),
+        };
+        return ApiError::new(ErrorCode::ParameterMissing)
+            .with_message(format!("Missing required parameter: {name}"))
+            .with_param(name);
+    }
+    match location {
+        Some(name) => ApiError::new(ErrorCode::ParameterInvalid)
+            .with_message(format!("Invalid value for parameter {name}: {message}"))
+            .with_param(name),
+        None => ApiError::new(ErrorCode::ParameterInvalid)
+            .with_message("The request parameters must form a JSON object of named fields."),
+    }
+}
+
+/// `a.b[0].c`, or `None` for the top level.
+fn dotted(path: &serde_path_to_error::Path) -> Option<String> {
+    (path.iter().len() > 0).then(|| path.to_string())
+}
+
+/// The text up to the closing backtick of a serde field-error message.
+fn backticked(rest: &str) -> &str {
+    rest.split('`').next().unwrap_or(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Empty {}
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Outer {
+        name_id: String,
+        limit: Option<u32>,
+        inner: Option<Inner>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Inner {
+        size: u32,
+    }
+
+    fn failure<T: DeserializeOwned + std::fmt::Debug>(json: &str) -> (ErrorCode, Option<String>) {
+        let error = parse_json::<T>(json.as_bytes()).unwrap_err();
+        (error.code(), error.param().map(str::to_owned))
+    }
+
+    #[test]
+    fn empty_query_and_object_are_accepted() {
+        parse_query::<Empty>("").unwrap();
+        parse_json::<Empty>(b"{}").unwrap();
+        parse_json::<Empty>(b" {} \n").unwrap();
+    }
+
+    #[test]
+    fn unknown_query_parameter_is_named() {
+        let error = parse_query::<Empty>("foo=1").unwrap_err();
+        assert_eq!(error.code(), ErrorCode::ParameterUnknown);
+        assert_eq!(error.param(), Some("foo"));
+        assert_eq!(error.message(), "Received unknown parameter: foo");
+        let error = parse_query::<Empty>("b%20ar").unwrap_err();
+        assert_eq!(error.param(), Some("b ar"));
+    }
+
+    #[test]
+    fn query_values_are_typed() {
+        let error = parse_query::<Outer>("name_id=a&limit=x").unwrap_err();
+        assert_eq!(error.code(), ErrorCode::ParameterInvalid);
+        assert_eq!(error.param(), Some("limit"));
+        let error = parse_query::<Outer>("limit=3").unwrap_err();
+        assert_eq!(error.code(), ErrorCode::ParameterMissing);
+        assert_eq!(error.param(), Some("name_id"));
+    }
+
+    #[test]
+    fn body_errors_name_the_field_with_its_path() {
+        assert_eq!(
+            failure::<Empty>(r#"{"foo":1}"#),
+            (ErrorCode::ParameterUnknown, Some("foo".into()))
+        );
+        assert_eq!(
+            failure::<Outer>(r#"{"name_id":"x","inner":{"size":1,"colour":2}}"#),
+            (ErrorCode::ParameterUnknown, Some("inner.colour".into()))
+        );
+        assert_eq!(
+            failure::<Outer>(r#"{"limit":1}"#),
+            (ErrorCode::ParameterMissing, Some("name_id".into()))
+        );
+        assert_eq!(
+            failure::<Outer>(r#"{"name_id":"x","inner":{}}"#),
+            (ErrorCode::ParameterMissing, Some("inner.size".into()))
+        );
+        assert_eq!(
+            failure::<Outer>(r#"{"name_id":"x","limit":"ten"}"#),
+            (ErrorCode::ParameterInvalid, Some("limit".into()))
+        );
+        assert_eq!(
+            failure::<Outer>(r#"{"name_id":"x","limit":-1}"#),
+            (ErrorCode::ParameterInvalid, Some("limit".into()))
+        );
+        for not_an_object in ["[]", "1", "null", "\"{}\""] {
+            assert_eq!(
+                failure::<Empty>(not_an_object),
+                (ErrorCode::ParameterInvalid, None),
+                "{not_an_object}"
+            );
+        }
+    }
+
+    #[test]
+    fn malformed_json_is_json_invalid() {
+        for body in ["{", "{\"a\":}", "nope", "{} {}", "{}x", "{\"a\":1,}"] {
+            assert_eq!(
+                failure::<Empty>(body),
+                (ErrorCode::JsonInvalid, None),
+                "{body}"
+            );
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! partner-api: the HTTP API through which doctors, clinics, pharmacies and medical companies
+//! connect their systems to the training and lifestyle programme. The library owns everything;
+//! `main.rs` only parses the command line and calls in here, so tests build exactly the app
+//! that production runs.
+
+pub mod api;
+pub mod config;
+pub mod conventions;
+pub mod errors;
+pub mod extract;
+pub mod healthcheck;
+pub mod logging;
+pub mod request_id;
+pub mod routes;
+pub mod startup;

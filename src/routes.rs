@@ -1,0 +1,124 @@
+//! The route table. [`register`] is the one function that mounts every endpoint: the server,
+//! the tests and the OpenAPI generator all call it, and because it goes through
+//! `utoipa_actix_web`'s `.service(handler)`, an endpoint without `#[utoipa::path]` does not
+//! compile. [`RouteTable`] is built from the document that registration produced, and the
+//! fallback service uses it to tell a wrong method on a known path (405 with `Allow`) from a
+//! path that does not exist (404), so every new endpoint gets both without code of its own.
+
+use std::rc::Rc;
+
+use actix_web::dev::{ResourceDef, ServiceRequest, ServiceResponse};
+use actix_web::http::header::HeaderValue;
+use utoipa::openapi::OpenApi;
+use utoipa::openapi::path::PathItem;
+use utoipa_actix_web::scope;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+use crate::api;
+use crate::errors::ApiError;
+
+/// Version prefix of every endpoint; the OpenAPI document's server URL.
+pub const API_PREFIX: &str = "/v1";
+
+/// Mounts every endpoint of the API.
+pub fn register(config: &mut ServiceConfig) {
+    config.service(scope::scope(API_PREFIX).service(api::ping::ping));
+}
+
+/// Extra routes mounted next to the API's own; production mounts none. Tests use it to reach
+/// the shared machinery (body parsing, panics, slow requests) through routes of their own.
+pub type ExtraRoutes = fn(&mut ServiceConfig);
+
+/// Every registered path pattern with the methods it answers.
+#[derive(Debug, Default)]
+pub struct RouteTable {
+    routes: Vec<(ResourceDef, HeaderValue)>,
+}
+
+impl RouteTable {
+    /// Reads the paths and methods from the document that route registration produced.
+    pub fn from_document(document: &OpenApi) -> Self {
+        let routes = document
+            .paths
+            .paths
+            .iter()
+            .map(|(path, item)| {
+                let allow = allowed_methods(item).join(", ");
+                let allow = HeaderValue::from_str(&allow).expect("method names are tokens");
+                (ResourceDef::new(path.as_str()), allow)
+            })
+            .collect();
+        RouteTable { routes }
+    }
+
+    /// The `Allow` value for `path`, or `None` when no route has that path.
+    pub fn allow_for(&self, path: &str) -> Option<&HeaderValue> {
+        self.routes
+            .iter()
+            .find(|(pattern, _)| pattern.is_match(path))
+            .map(|(_, allow)| allow)
+    }
+
+    /// The service that answers every request no route took: 405 when the path exists with
+    /// other methods, 404 otherwise.
+    pub fn into_fallback(
+        self,
+    ) -> impl Fn(ServiceRequest) -> std::future::Ready<Result<ServiceResponse, actix_web::Error>> + Clone
+    {
+        let table = Rc::new(self);
+        move |request: ServiceRequest| {
+            let error = match table.allow_for(request.path()) {
+                Some(allow) => ApiError::method_not_allowed(request.method(), allow.clone()),
+                None => ApiError::resource_missing(request.method(), request.path()),
+            };
+            std::future::ready(Ok(request.error_response(error)))
+        }
+    }
+}
+
+/// Methods of a path item, in the order RFC 9110 lists them; GET implies HEAD.
+fn allowed_methods(item: &PathItem) -> Vec<&'static str> {
+    let has_get = item.get.is_some();
+    [
+        ("GET", has_get),
+        ("HEAD", has_get || item.head.is_some()),
+        ("POST", item.post.is_some()),
+        ("PUT", item.put.is_some()),
+        ("DELETE", item.delete.is_some()),
+        ("OPTIONS", item.options.is_some()),
+        ("TRACE", item.trace.is_some()),
+        ("PATCH", item.patch.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(name, present)| present.then_some(name))
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::App;
+    use utoipa_actix_web::AppExt;
+
+    fn table() -> RouteTable {
+        let (_, document) = App::new()
+            .into_utoipa_app()
+            .configure(register)
+            .split_for_parts();
+        RouteTable::from_document(&document)
+    }
+
+    #[test]
+    fn ping_answers_get_and_head() {
+        let table = table();
+        assert_eq!(table.allow_for("/v1/ping").unwrap(), "GET, HEAD");
+    }
+
+    #[test]
+    fn near_misses_are_unknown_paths() {
+        let table = table();
+        for path in ["/", "/v1", "/v1/", "/v1/ping/", "/V1/PING", "/v1/pings"] {
+            assert!(table.allow_for(path).is_none(), "{path}");
+        }
+    }
+}
