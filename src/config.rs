@@ -37,12 +37,6 @@ pub enum Command {
     /// Call GET /v1/ping on a running service; exit 0 when it answers 200 with pong true,
     /// else 1 with one line saying why. For container probes where no curl exists.
     Healthcheck(HealthcheckArgs),
-    /// Print the OpenAPI document (YAML, or JSON with --json).
-    Openapi {
-        /// Print JSON instead of YAML.
-        #[arg(long)]
-        json: bool,
-    },
 }
 
 /// Settings of the server.

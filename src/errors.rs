@@ -252,9 +252,13 @@ fn echo(input: &str) -> Cow<'_, str> {
     }
 }
 
-/// An error as the client will see it, plus what only the log may see.
+/// An error as the client will see it, plus what only the log may see. Boxed, so that
+/// `Result<T, ApiError>` stays one word wide on the success path.
 #[derive(Debug, Clone)]
-pub struct ApiError {
+pub struct ApiError(Box<ErrorDetails>);
+
+#[derive(Debug, Clone)]
+struct ErrorDetails {
     code: ErrorCode,
     message: Cow<'static, str>,
     param: Option<String>,
@@ -269,23 +273,23 @@ pub struct ApiError {
 impl ApiError {
     /// An error with the catalogue's default message.
     pub fn new(code: ErrorCode) -> Self {
-        ApiError {
+        ApiError(Box::new(ErrorDetails {
             code,
             message: Cow::Borrowed(code.spec().default_message),
             param: None,
             allow: None,
             retry_after_secs: None,
             internal_cause: None,
-        }
+        }))
     }
 
     pub fn with_message(mut self, message: impl Into<Cow<'static, str>>) -> Self {
-        self.message = message.into();
+        self.0.message = message.into();
         self
     }
 
     pub fn with_param(mut self, param: impl AsRef<str>) -> Self {
-        self.param = Some(echo(param.as_ref()).into_owned());
+        self.0.param = Some(echo(param.as_ref()).into_owned());
         self
     }
 
@@ -305,7 +309,7 @@ impl ApiError {
             echo(method.as_str()),
             allow.to_str().unwrap_or_default()
         ));
-        error.allow = Some(allow);
+        error.0.allow = Some(allow);
         error
     }
 
@@ -319,53 +323,61 @@ impl ApiError {
     /// 429, telling the client how many whole seconds to wait.
     pub fn rate_limited(retry_after_secs: u64) -> Self {
         let mut error = ApiError::new(ErrorCode::RateLimited);
-        error.retry_after_secs = Some(retry_after_secs.max(1));
+        error.0.retry_after_secs = Some(retry_after_secs.max(1));
         error
     }
 
     /// 500 whose cause goes to the log, never to the client.
     pub fn internal(cause: impl Into<String>) -> Self {
         let mut error = ApiError::new(ErrorCode::InternalError);
-        error.internal_cause = Some(cause.into());
+        error.0.internal_cause = Some(cause.into());
         error
     }
 
     pub fn code(&self) -> ErrorCode {
-        self.code
+        self.0.code
     }
 
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     pub fn param(&self) -> Option<&str> {
-        self.param.as_deref()
+        self.0.param.as_deref()
     }
 
     pub fn internal_cause(&self) -> Option<&str> {
-        self.internal_cause.as_deref()
+        self.0.internal_cause.as_deref()
     }
 
     /// The complete response a client sees: status, headers and the contract's JSON body.
     /// `docs_base` is the origin that `doc_url` points into, without a trailing slash.
     pub fn to_response(&self, request_id: &RequestId, docs_base: &str) -> HttpResponse {
-        let spec = self.code.spec();
+        let ErrorDetails {
+            code,
+            message,
+            param,
+            allow,
+            retry_after_secs,
+            ..
+        } = &*self.0;
+        let spec = code.spec();
         let body = ErrorEnvelope {
             error: ErrorObject {
                 error_type: spec.error_type,
-                code: self.code,
-                message: &self.message,
-                param: self.param.as_deref(),
+                code: *code,
+                message,
+                param: param.as_deref(),
                 doc_url: format!("{docs_base}/docs/errors#{}", spec.code),
                 request_id: request_id.as_str(),
             },
         };
         let mut response = HttpResponse::build(spec.status);
-        if let Some(allow) = &self.allow {
+        if let Some(allow) = allow {
             response.insert_header((header::ALLOW, allow.clone()));
         }
-        if let Some(secs) = self.retry_after_secs {
-            response.insert_header((header::RETRY_AFTER, secs));
+        if let Some(secs) = retry_after_secs {
+            response.insert_header((header::RETRY_AFTER, *secs));
         }
         response.json(body)
     }
@@ -373,8 +385,8 @@ impl ApiError {
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.code.as_str(), self.message)?;
-        if let Some(cause) = &self.internal_cause {
+        write!(f, "{}: {}", self.0.code.as_str(), self.0.message)?;
+        if let Some(cause) = &self.0.internal_cause {
             write!(f, " (cause: {cause})")?;
         }
         Ok(())
@@ -387,7 +399,7 @@ impl fmt::Display for ApiError {
 /// request id that only the middleware knows.
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        self.code.spec().status
+        self.0.code.spec().status
     }
 
     fn error_response(&self) -> HttpResponse {
@@ -488,7 +500,7 @@ mod tests {
 
     #[test]
     fn rate_limited_never_says_zero_seconds() {
-        assert_eq!(ApiError::rate_limited(0).retry_after_secs, Some(1));
-        assert_eq!(ApiError::rate_limited(7).retry_after_secs, Some(7));
+        assert_eq!(ApiError::rate_limited(0).0.retry_after_secs, Some(1));
+        assert_eq!(ApiError::rate_limited(7).0.retry_after_secs, Some(7));
     }
 }

@@ -1,0 +1,99 @@
+//! Headers every response carries, fresh request ids, and the configurable docs base.
+
+use std::collections::HashSet;
+
+use crate::helpers::{
+    ExpectedError, assert_conventions, assert_error_at, log_lines_containing, spawn_app,
+    spawn_app_with,
+};
+
+#[actix_web::test]
+async fn every_response_carries_the_convention_headers_and_a_fresh_id() {
+    let app = spawn_app().await;
+    let requests = [
+        ("GET", "/v1/ping"),
+        ("HEAD", "/v1/ping"),
+        ("GET", "/v1/ping?x=1"),
+        ("POST", "/v1/ping"),
+        ("GET", "/nowhere"),
+        ("DELETE", "/v1"),
+        ("GET", "/test/panic"),
+        ("POST", "/test/echo"),
+    ];
+    let mut ids = HashSet::new();
+    for _ in 0..3 {
+        for (method, path) in requests {
+            let response = app.request(method, path).send().await.unwrap();
+            let id = assert_conventions(response.headers());
+            assert!(ids.insert(id), "request id reused");
+        }
+    }
+}
+
+#[actix_web::test]
+async fn the_access_log_line_carries_the_request_id() {
+    let app = spawn_app().await;
+    let response = app.get("/v1/ping").await;
+    let id = assert_conventions(response.headers());
+    let lines = log_lines_containing(&id);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("INFO access: "), "{}", lines[0]);
+    assert!(
+        lines[0].contains("127.0.0.1 \"GET /v1/ping\" 200 "),
+        "{}",
+        lines[0]
+    );
+    assert!(lines[0].ends_with("us"), "{}", lines[0]);
+}
+
+#[actix_web::test]
+async fn doc_url_uses_the_configured_docs_base() {
+    let app = spawn_app_with(|config| {
+        config.docs_base_url = Some(parse_base_url("https://developers.example.test/api/"))
+    })
+    .await;
+    let response = app.get("/v1/pong").await;
+    assert_error_at(
+        response,
+        ExpectedError::invalid_request(
+            404,
+            "resource_missing",
+            "Unrecognized request URL (GET: /v1/pong).",
+            None,
+        ),
+        "https://developers.example.test/api",
+    )
+    .await;
+}
+
+#[actix_web::test]
+async fn doc_url_follows_the_host_the_client_addressed() {
+    let app = spawn_app().await;
+    let response = app
+        .request("GET", "/v1/pong")
+        .header("host", "api.example.test:8080")
+        .send()
+        .await
+        .unwrap();
+    assert_error_at(
+        response,
+        ExpectedError::invalid_request(
+            404,
+            "resource_missing",
+            "Unrecognized request URL (GET: /v1/pong).",
+            None,
+        ),
+        "http://api.example.test:8080",
+    )
+    .await;
+}
+
+/// A docs base URL as the command line would parse it.
+fn parse_base_url(url: &str) -> partner_api::config::BaseUrl {
+    use clap::Parser;
+    partner_api::config::Cli::try_parse_from(["partner-api", "--docs-base-url", url])
+        .unwrap()
+        .server
+        .docs_base_url
+        .unwrap()
+}

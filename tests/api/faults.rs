@@ -1,0 +1,91 @@
+//! Faults on the service side and errors raised by actix-web itself all reach the client as
+//! the contract's JSON error object; internal detail goes only to the log.
+
+use crate::helpers::{ExpectedError, log_lines_containing, spawn_app};
+
+const INTERNAL_MESSAGE: &str = "An internal error occurred. The request may be retried; if the error persists, report the request_id.";
+
+#[actix_web::test]
+async fn a_panicking_handler_answers_500_and_the_worker_goes_on() {
+    let app = spawn_app().await;
+    let response = app.get("/test/panic").await;
+    let headers = app
+        .assert_error(
+            response,
+            ExpectedError {
+                status: 500,
+                error_type: "api_error",
+                code: "internal_error",
+                message: INTERNAL_MESSAGE,
+                param: None,
+            },
+        )
+        .await;
+    let request_id = headers["service-request-id"].to_str().unwrap().to_owned();
+    let logged = log_lines_containing(&request_id);
+    assert!(
+        logged.iter().any(|line| line.contains("panicked")
+            && line.contains("test panic: secret internal detail")
+            && line.contains("/test/panic")),
+        "panic not logged with its id: {logged:?}"
+    );
+    assert!(
+        logged
+            .iter()
+            .any(|line| line.contains("access") && line.contains(" 500 ")),
+        "no access line for the panic: {logged:?}"
+    );
+    // The only worker survived.
+    for _ in 0..3 {
+        assert_eq!(app.get("/v1/ping").await.status().as_u16(), 200);
+    }
+}
+
+#[actix_web::test]
+async fn framework_extractor_errors_become_json_errors() {
+    let app = spawn_app().await;
+    let response = app.send_json("POST", "/test/framework-json", "{oops").await;
+    app.assert_error(
+        response,
+        ExpectedError::invalid_request(
+            400,
+            "request_invalid",
+            "The request could not be understood.",
+            None,
+        ),
+    )
+    .await;
+}
+
+#[actix_web::test]
+async fn framework_error_text_is_not_sent_to_the_client() {
+    let app = spawn_app().await;
+    let response = app.get("/test/framework-error").await;
+    app.assert_error(
+        response,
+        ExpectedError::invalid_request(
+            400,
+            "request_invalid",
+            "The request could not be understood.",
+            None,
+        ),
+    )
+    .await;
+}
+
+#[actix_web::test]
+async fn a_plain_text_error_response_is_converted() {
+    let app = spawn_app().await;
+    let response = app.get("/test/plain-error").await;
+    app.assert_error(
+        response,
+        ExpectedError {
+            status: 500,
+            error_type: "api_error",
+            code: "internal_error",
+            message: INTERNAL_MESSAGE,
+            param: None,
+        },
+    )
+    .await;
+}

@@ -1,0 +1,303 @@
+//! Test harness: `spawn_app()` starts the real app (the same factory production uses) on port
+//! 0 with a few test-only routes mounted beside the API, and returns a `TestApp` with typed
+//! request helpers and exact-response assertions. Log records are captured in memory so tests
+//! can check that an id reached the log; set `TEST_LOG=1` to also print them.
+
+use std::sync::{Mutex, Once};
+
+use actix_web::dev::ServerHandle;
+use actix_web::http::header::ContentType;
+use actix_web::{HttpResponse, get, post, web};
+use partner_api::config::ServerConfig;
+use partner_api::extract::{Body, Query};
+use partner_api::startup::Application;
+use reqwest::header::HeaderMap;
+use reqwest::{Method, Response, StatusCode};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use utoipa_actix_web::scope;
+use utoipa_actix_web::service_config::ServiceConfig;
+
+pub struct TestApp {
+    /// `http://127.0.0.1:<port>`
+    pub address: String,
+    pub client: reqwest::Client,
+    handle: ServerHandle,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let handle = self.handle.clone();
+        actix_web::rt::spawn(async move { handle.stop(false).await });
+    }
+}
+
+/// The app with default settings (one worker, port 0).
+pub async fn spawn_app() -> TestApp {
+    spawn_app_with(|_| {}).await
+}
+
+/// The app with settings adjusted by `configure`.
+pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
+    install_capturing_logger();
+    let mut config = ServerConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        workers: Some(1.try_into().unwrap()),
+        shutdown_grace_secs: 5,
+        ..ServerConfig::default()
+    };
+    configure(&mut config);
+    let application =
+        Application::build_with_routes(&config, test_routes).expect("the test app starts");
+    let address = format!("http://{}", application.local_addr());
+    let handle = application.handle();
+    actix_web::rt::spawn(application.run_until_stopped());
+    let client = reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    TestApp {
+        address,
+        client,
+        handle,
+    }
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.address, path)
+    }
+
+    pub fn request(&self, method: &str, path: &str) -> reqwest::RequestBuilder {
+        let method = Method::from_bytes(method.as_bytes()).unwrap();
+        self.client.request(method, self.url(path))
+    }
+
+    pub async fn get(&self, path: &str) -> Response {
+        self.request("GET", path).send().await.unwrap()
+    }
+
+    /// Sends `body` with `Content-Type: application/json` to a test route or endpoint.
+    pub async fn send_json(&self, method: &str, path: &str, body: &str) -> Response {
+        self.request(method, path)
+            .header("content-type", "application/json")
+            .body(body.to_owned())
+            .send()
+            .await
+            .unwrap()
+    }
+}
+
+/// Checks the headers every response carries and returns its request id.
+pub fn assert_conventions(headers: &HeaderMap) -> String {
+    assert_eq!(header(headers, "content-type"), "application/json");
+    assert_eq!(header(headers, "cache-control"), "no-store");
+    assert_eq!(header(headers, "x-content-type-options"), "nosniff");
+    let request_id = header(headers, "service-request-id");
+    let hex = request_id
+        .strip_prefix("req_")
+        .unwrap_or_else(|| panic!("request id {request_id:?} lacks req_"));
+    assert_eq!(hex.len(), 32, "{request_id}");
+    assert!(
+        hex.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+        "{request_id}"
+    );
+    request_id
+}
+
+pub fn header(headers: &HeaderMap, name: &str) -> String {
+    headers
+        .get(name)
+        .unwrap_or_else(|| panic!("header {name} missing from {headers:?}"))
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+/// What a client should see for an error.
+pub struct ExpectedError<'a> {
+    pub status: u16,
+    pub error_type: &'a str,
+    pub code: &'a str,
+    pub message: &'a str,
+    pub param: Option<&'a str>,
+}
+
+impl ExpectedError<'_> {
+    pub fn invalid_request<'a>(
+        status: u16,
+        code: &'a str,
+        message: &'a str,
+        param: Option<&'a str>,
+    ) -> ExpectedError<'a> {
+        ExpectedError {
+            status,
+            error_type: "invalid_request_error",
+            code,
+            message,
+            param,
+        }
+    }
+}
+
+/// Asserts the exact status, convention headers and body of an error response, with
+/// `doc_url` under `docs_base`; returns the headers for further checks.
+pub async fn assert_error_at(
+    response: Response,
+    expected: ExpectedError<'_>,
+    docs_base: &str,
+) -> HeaderMap {
+    assert_eq!(
+        response.status(),
+        StatusCode::from_u16(expected.status).unwrap()
+    );
+    let headers = response.headers().clone();
+    let request_id = assert_conventions(&headers);
+    let body: Value = response.json().await.expect("error bodies are JSON");
+    assert_eq!(
+        body,
+        json!({
+            "error": {
+                "type": expected.error_type,
+                "code": expected.code,
+                "message": expected.message,
+                "param": expected.param,
+                "doc_url": format!("{docs_base}/docs/errors#{}", expected.code),
+                "request_id": request_id,
+            }
+        })
+    );
+    headers
+}
+
+impl TestApp {
+    pub async fn assert_error(&self, response: Response, expected: ExpectedError<'_>) -> HeaderMap {
+        assert_error_at(response, expected, &self.address).await
+    }
+}
+
+// ---- Routes mounted only by the tests, to reach shared machinery no endpoint uses yet ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoQuery {}
+
+#[derive(Debug, Deserialize, serde::Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EchoBody {
+    pub name_id: String,
+    pub count: u32,
+    pub nested: Option<Nested>,
+}
+
+#[derive(Debug, Deserialize, serde::Serialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Nested {
+    pub size: u32,
+}
+
+/// Echoes a parsed body, to exercise `Body<T>`.
+#[utoipa::path(responses((status = 200, description = "the parsed body")))]
+#[post("/echo")]
+async fn echo(_query: Query<NoQuery>, Body(body): Body<EchoBody>) -> web::Json<EchoBody> {
+    web::Json(body)
+}
+
+/// Panics, to exercise panic handling.
+#[utoipa::path(responses((status = 500, description = "never answers")))]
+#[get("/panic")]
+async fn panics() -> HttpResponse {
+    panic!("test panic: secret internal detail")
+}
+
+/// Answers after a pause, to have a request in flight.
+#[utoipa::path(responses((status = 200, description = "after a pause")))]
+#[get("/slow")]
+async fn slow() -> HttpResponse {
+    actix_web::rt::time::sleep(std::time::Duration::from_millis(300)).await;
+    HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(r#"{"slow":true}"#)
+}
+
+/// Uses actix-web's own JSON extractor, whose errors are the framework's, not ours.
+#[utoipa::path(responses((status = 200, description = "the parsed body")))]
+#[post("/framework-json")]
+async fn framework_json(body: web::Json<EchoBody>) -> web::Json<EchoBody> {
+    body
+}
+
+/// Answers with a framework error whose text must not reach the client.
+#[utoipa::path(responses((status = 400, description = "plain framework error")))]
+#[get("/framework-error")]
+async fn framework_error() -> Result<HttpResponse, actix_web::Error> {
+    Err(actix_web::error::ErrorBadRequest("secret framework text"))
+}
+
+/// Answers with a plain-text error response, as a third-party middleware might.
+#[utoipa::path(responses((status = 503, description = "plain text error")))]
+#[get("/plain-error")]
+async fn plain_error() -> HttpResponse {
+    HttpResponse::ServiceUnavailable()
+        .content_type(ContentType::plaintext())
+        .body("plain text")
+}
+
+fn test_routes(config: &mut ServiceConfig) {
+    config.service(
+        scope::scope("/test")
+            .service(echo)
+            .service(panics)
+            .service(slow)
+            .service(framework_json)
+            .service(framework_error)
+            .service(plain_error),
+    );
+}
+
+// ---- Captured logs ----
+
+static LOGS: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+struct CapturingLogger {
+    print: bool,
+}
+
+impl log::Log for CapturingLogger {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::Level::Info
+    }
+
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            let line = format!("{} {}: {}", record.level(), record.target(), record.args());
+            if self.print {
+                eprintln!("{line}");
+            }
+            LOGS.lock().unwrap().push(line);
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+fn install_capturing_logger() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let print = std::env::var_os("TEST_LOG").is_some();
+        log::set_boxed_logger(Box::new(CapturingLogger { print })).unwrap();
+        log::set_max_level(log::LevelFilter::Info);
+    });
+}
+
+/// Log lines so far that contain `needle`.
+pub fn log_lines_containing(needle: &str) -> Vec<String> {
+    LOGS.lock()
+        .unwrap()
+        .iter()
+        .filter(|line| line.contains(needle))
+        .cloned()
+        .collect()
+}

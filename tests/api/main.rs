@@ -1,0 +1,11 @@
+//! Integration tests: every test drives the real app over HTTP and asserts the exact status,
+//! headers and body a client sees. `process` runs the built binary itself.
+
+mod body;
+mod conventions;
+mod faults;
+mod helpers;
+mod ping;
+mod process;
+mod readme;
+mod routing;

@@ -1,0 +1,328 @@
+//! The built binary as an operator runs it: bad settings, `--help`, the healthcheck
+//! subcommand, the startup and access log lines, and graceful shutdown on SIGTERM/SIGINT.
+//! Every process started here is stopped by its PID, and every wait is bounded.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_partner-api");
+const WAIT: Duration = Duration::from_secs(10);
+
+/// The binary with no `PARTNER_API_*` settings inherited from the test environment.
+fn partner_api() -> Command {
+    let mut command = Command::new(BINARY);
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("PARTNER_API_") {
+            command.env_remove(name);
+        }
+    }
+    command.env("RUST_LOG", "info").stdin(Stdio::null());
+    command
+}
+
+fn run(command: &mut Command) -> Output {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + WAIT;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("{command:?} did not finish within {WAIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().unwrap()
+}
+
+/// A server process on a free loopback port, its stderr lines readable as they come.
+struct ServerProcess {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    seen: Vec<String>,
+    address: SocketAddr,
+}
+
+impl ServerProcess {
+    fn start(extra_args: &[&str]) -> ServerProcess {
+        let mut child = partner_api()
+            .args([
+                "--bind",
+                "127.0.0.1:0",
+                "--workers",
+                "1",
+                "--shutdown-grace-secs",
+                "5",
+            ])
+            .args(extra_args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = child.stderr.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if sender.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = ServerProcess {
+            child,
+            lines,
+            seen: Vec::new(),
+            address: "0.0.0.0:0".parse().unwrap(),
+        };
+        let line = server.wait_for_line("listening on http://");
+        let address = line
+            .split("listening on http://")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .unwrap();
+        server.address = address.parse().unwrap();
+        server
+    }
+
+    /// The first stderr line containing `needle`, waiting at most `WAIT`.
+    fn wait_for_line(&mut self, needle: &str) -> String {
+        if let Some(line) = self.seen.iter().find(|line| line.contains(needle)) {
+            return line.clone();
+        }
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("no log line with {needle:?}; saw {:?}", self.seen),
+            }
+        }
+    }
+
+    fn signal(&self, signal: libc::c_int) {
+        let pid = libc::pid_t::try_from(self.child.id()).unwrap();
+        assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    }
+
+    fn wait_for_exit(&mut self) -> ExitStatus {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the server did not exit within {WAIT:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends a raw HTTP/1.1 request and returns the whole answer (the request asks to close).
+fn raw_request(address: SocketAddr, request: &str) -> String {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream.set_read_timeout(Some(WAIT)).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+}
+
+fn request_id_of(answer: &str) -> &str {
+    answer
+        .lines()
+        .find_map(|line| line.strip_prefix("service-request-id: "))
+        .unwrap()
+        .trim()
+}
+
+#[test]
+fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
+    // (flags, environment, the setting the error line must name)
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 6] = [
+        (&["--bind", "nowhere"], &[], "--bind"),
+        (
+            &[],
+            &[("PARTNER_API_BIND", "localhost")],
+            "PARTNER_API_BIND",
+        ),
+        (&[], &[("PARTNER_API_WORKERS", "0")], "PARTNER_API_WORKERS"),
+        (&["--max-body-bytes", "0"], &[], "--max-body-bytes"),
+        (
+            &["--docs-base-url", "ftp://docs"],
+            &[],
+            "PARTNER_API_DOCS_BASE_URL",
+        ),
+        (&["--no-such-setting"], &[], "--no-such-setting"),
+    ];
+    for (args, envs, named) in cases {
+        let output = run(partner_api().args(args).envs(envs.iter().copied()));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?} {envs:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(stderr.contains(named), "{named} not named in {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+}
+
+#[test]
+fn help_documents_every_setting() {
+    let output = run(partner_api().arg("--help"));
+    assert_eq!(output.status.code(), Some(0));
+    let help = String::from_utf8(output.stdout).unwrap();
+    for name in [
+        "PARTNER_API_BIND",
+        "PARTNER_API_DOCS_BASE_URL",
+        "PARTNER_API_WORKERS",
+        "PARTNER_API_SHUTDOWN_GRACE_SECS",
+        "PARTNER_API_MAX_BODY_BYTES",
+        "PARTNER_API_KEEP_ALIVE_SECS",
+        "PARTNER_API_REQUEST_HEAD_TIMEOUT_MS",
+        "healthcheck",
+    ] {
+        assert!(help.contains(name), "{name} missing from --help");
+    }
+}
+
+#[test]
+fn healthcheck_succeeds_against_a_running_service() {
+    let server = ServerProcess::start(&[]);
+    let url = format!("http://{}", server.address);
+    let output = run(partner_api().args(["healthcheck", "--url", &url]));
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!("healthy: GET {url}/v1/ping answered 200 with pong true\n")
+    );
+    // Without --url it probes the configured bind address.
+    let output = run(partner_api()
+        .arg("healthcheck")
+        .env("PARTNER_API_BIND", server.address.to_string()));
+    assert_eq!(output.status.code(), Some(0));
+}
+
+#[test]
+fn healthcheck_fails_with_one_line_saying_why() {
+    let server = ServerProcess::start(&[]);
+    let closed_port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let silent = TcpListener::bind("127.0.0.1:0").unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let cases = [
+        (
+            vec!["--url".to_owned(), format!("http://{closed_port}")],
+            format!(
+                "unhealthy: GET http://{closed_port}/v1/ping: cannot connect to {closed_port}: "
+            ),
+        ),
+        (
+            vec![
+                "--url".to_owned(),
+                format!("http://{}/elsewhere", server.address),
+            ],
+            format!(
+                "unhealthy: GET http://{}/elsewhere/v1/ping: answered \"HTTP/1.1 404 Not Found\"",
+                server.address
+            ),
+        ),
+        (
+            vec![
+                "--url".to_owned(),
+                silent_url.clone(),
+                "--timeout".to_owned(),
+                "0.3".to_owned(),
+            ],
+            format!("unhealthy: GET {silent_url}/v1/ping: "),
+        ),
+    ];
+    for (args, expected_start) in cases {
+        let output = run(partner_api().arg("healthcheck").args(&args));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(1), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&expected_start),
+            "{stderr:?} vs {expected_start:?}"
+        );
+    }
+}
+
+#[test]
+fn access_log_line_carries_the_request_id() {
+    let mut server = ServerProcess::start(&[]);
+    let answer = raw_request(
+        server.address,
+        "GET /v1/ping HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
+    );
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    let id = request_id_of(&answer).to_owned();
+    let line = server.wait_for_line(&id);
+    assert!(line.contains("INFO  access]"), "{line}");
+    assert!(
+        line.contains(&format!("{id} 127.0.0.1 \"GET /v1/ping\" 200 ")),
+        "{line}"
+    );
+}
+
+/// SIGTERM and SIGINT both stop accepting, let the in-flight request finish, and exit 0.
+#[test]
+fn a_signal_drains_in_flight_requests_then_exits_0() {
+    for (signal, name) in [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT")] {
+        let mut server = ServerProcess::start(&[]);
+        // A request whose body is still arriving when the signal comes.
+        let mut in_flight = TcpStream::connect(server.address).unwrap();
+        in_flight.set_read_timeout(Some(WAIT)).unwrap();
+        in_flight
+            .write_all(
+                b"GET /v1/ping HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+                  Content-Length: 2\r\nConnection: close\r\n\r\n{",
+            )
+            .unwrap();
+        // A complete request answered on the same single worker: the one above was read first.
+        let answer = raw_request(
+            server.address,
+            "GET /v1/ping HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
+        );
+        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+
+        server.signal(signal);
+        server.wait_for_line(&format!("{name} received"));
+        in_flight.write_all(b"}").unwrap();
+        let mut answer = String::new();
+        in_flight.read_to_string(&mut answer).unwrap();
+        assert!(
+            answer.starts_with("HTTP/1.1 200 OK\r\n"),
+            "{name}: {answer}"
+        );
+        assert!(
+            answer.ends_with(r#"{"object":"ping","pong":true}"#),
+            "{answer}"
+        );
+
+        let status = server.wait_for_exit();
+        assert_eq!(status.code(), Some(0), "{name}");
+        server.wait_for_line("stopped");
+    }
+}
