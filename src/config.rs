@@ -37,6 +37,12 @@ pub enum Command {
     /// Call GET /v1/ping on a running service; exit 0 when it answers 200 with pong true,
     /// else 1 with one line saying why. For container probes where no curl exists.
     Healthcheck(HealthcheckArgs),
+    /// Print the OpenAPI document (YAML, or JSON with --json): exactly `openapi/v1.yaml`.
+    Openapi {
+        /// Print JSON instead of YAML.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Settings of the server.

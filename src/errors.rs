@@ -13,12 +13,14 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
-use utoipa::ToSchema;
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{PartialSchema, ToSchema};
 
 use crate::request_id::RequestId;
 
 /// Error category. Clients branch on this first, then on `code`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorType {
     /// The request was faulty; sending it again unchanged will fail again.
@@ -30,6 +32,15 @@ pub enum ErrorType {
 }
 
 impl ErrorType {
+    /// What the type is used for, as the contract words it.
+    pub const fn used_for(self) -> &'static str {
+        match self {
+            ErrorType::InvalidRequestError => "Faulty requests",
+            ErrorType::RateLimitError => "Too many requests",
+            ErrorType::ApiError => "Faults on the service side",
+        }
+    }
+
     /// Every type, in the order the documentation lists them.
     pub const ALL: [ErrorType; 3] = [
         ErrorType::InvalidRequestError,
@@ -48,7 +59,7 @@ impl ErrorType {
 }
 
 /// Machine-readable error code: the `code` field of every error body.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorCode {
     /// No such endpoint or resource.
@@ -241,6 +252,58 @@ impl ErrorCode {
     }
 }
 
+/// The `code` enum of the OpenAPI document, generated from the catalogue: a new code appears
+/// in the document by being added to [`ErrorCode::ALL`].
+impl PartialSchema for ErrorCode {
+    fn schema() -> RefOr<Schema> {
+        let listing: Vec<String> = ErrorCode::ALL
+            .iter()
+            .map(|code| {
+                let spec = code.spec();
+                format!(
+                    "- `{}` ({}): {}",
+                    spec.code,
+                    spec.status.as_u16(),
+                    spec.when
+                )
+            })
+            .collect();
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(format!(
+                "Machine-readable error code. New codes may be added; treat an unknown code \
+                 by its `type`.\n\n{}",
+                listing.join("\n")
+            )))
+            .enum_values(Some(ErrorCode::ALL.iter().map(|code| code.as_str())))
+            .into()
+    }
+}
+
+impl ToSchema for ErrorCode {}
+
+/// The `type` enum of the OpenAPI document, generated from [`ErrorType::ALL`].
+impl PartialSchema for ErrorType {
+    fn schema() -> RefOr<Schema> {
+        let listing: Vec<String> = ErrorType::ALL
+            .iter()
+            .map(|error_type| format!("- `{}`: {}", error_type.as_str(), error_type.used_for()))
+            .collect();
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some(format!(
+                "Error category; act on it first, then on `code`.\n\n{}",
+                listing.join("\n")
+            )))
+            .enum_values(Some(
+                ErrorType::ALL.iter().map(|error_type| error_type.as_str()),
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for ErrorType {}
+
 /// Longest piece of client input (a path, a method, a parameter name) echoed back in a message.
 const MAX_ECHOED_CHARS: usize = 200;
 
@@ -355,31 +418,34 @@ impl ApiError {
     pub fn to_response(&self, request_id: &RequestId, docs_base: &str) -> HttpResponse {
         let ErrorDetails {
             code,
-            message,
-            param,
             allow,
             retry_after_secs,
             ..
         } = &*self.0;
-        let spec = code.spec();
-        let body = ErrorEnvelope {
-            error: ErrorObject {
-                error_type: spec.error_type,
-                code: *code,
-                message,
-                param: param.as_deref(),
-                doc_url: format!("{docs_base}/docs/errors#{}", spec.code),
-                request_id: request_id.as_str(),
-            },
-        };
-        let mut response = HttpResponse::build(spec.status);
+        let mut response = HttpResponse::build(code.spec().status);
         if let Some(allow) = allow {
             response.insert_header((header::ALLOW, allow.clone()));
         }
         if let Some(secs) = retry_after_secs {
             response.insert_header((header::RETRY_AFTER, *secs));
         }
-        response.json(body)
+        response.json(self.envelope(request_id.as_str(), docs_base))
+    }
+
+    /// The JSON body: `{"error": {...}}`.
+    pub fn envelope<'a>(&'a self, request_id: &'a str, docs_base: &str) -> ErrorEnvelope<'a> {
+        let details = &*self.0;
+        let spec = details.code.spec();
+        ErrorEnvelope {
+            error: ErrorObject {
+                error_type: spec.error_type,
+                code: details.code,
+                message: &details.message,
+                param: details.param.as_deref(),
+                doc_url: format!("{docs_base}/docs/errors#{}", spec.code),
+                request_id,
+            },
+        }
     }
 }
 

@@ -6,10 +6,12 @@
 pub mod api;
 pub mod config;
 pub mod conventions;
+pub mod docs;
 pub mod errors;
 pub mod extract;
 pub mod healthcheck;
 pub mod logging;
+pub mod openapi;
 pub mod request_id;
 pub mod routes;
 pub mod startup;

@@ -4,12 +4,22 @@ use std::process::ExitCode;
 
 use partner_api::config::{Cli, Command};
 use partner_api::startup::Application;
-use partner_api::{healthcheck, logging};
+use partner_api::{healthcheck, logging, openapi};
 
 fn main() -> ExitCode {
     let cli = Cli::parse_or_exit();
     match &cli.command {
         Some(Command::Healthcheck(args)) => healthcheck::run(args, &cli.server),
+        Some(Command::Openapi { json }) => {
+            let document = openapi::document();
+            let text = if *json {
+                openapi::to_json(&document)
+            } else {
+                openapi::to_yaml(&document)
+            };
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
         None => serve(&cli),
     }
 }

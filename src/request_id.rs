@@ -13,6 +13,9 @@ const LEN: usize = PREFIX.len() + uuid::fmt::Simple::LENGTH;
 pub struct RequestId([u8; LEN]);
 
 impl RequestId {
+    /// A fixed id for examples in the documentation.
+    pub const EXAMPLE: RequestId = RequestId(*b"req_8f2d0c6e4b1a4f3e9d7c5b3a1f0e2d4c");
+
     /// A new random id.
     pub fn generate() -> Self {
         let mut bytes = [0u8; LEN];

@@ -51,6 +51,17 @@ impl RouteTable {
         RouteTable { routes }
     }
 
+    /// Adds paths served outside the API (the documentation) that answer `allow`.
+    pub fn with_paths(mut self, paths: &[&str], allow: &'static str) -> Self {
+        let allow = HeaderValue::from_static(allow);
+        self.routes.extend(
+            paths
+                .iter()
+                .map(|path| (ResourceDef::new(*path), allow.clone())),
+        );
+        self
+    }
+
     /// The `Allow` value for `path`, or `None` when no route has that path.
     pub fn allow_for(&self, path: &str) -> Option<&HeaderValue> {
         self.routes
@@ -77,7 +88,7 @@ impl RouteTable {
 }
 
 /// Methods of a path item, in the order RFC 9110 lists them; GET implies HEAD.
-fn allowed_methods(item: &PathItem) -> Vec<&'static str> {
+pub(crate) fn allowed_methods(item: &PathItem) -> Vec<&'static str> {
     let has_get = item.get.is_some();
     [
         ("GET", has_get),

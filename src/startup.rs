@@ -15,6 +15,7 @@ use utoipa_actix_web::AppExt;
 
 use crate::config::ServerConfig;
 use crate::conventions::{DocsBase, RequestConventions};
+use crate::docs;
 use crate::extract::BodyLimit;
 use crate::routes::{self, ExtraRoutes, RouteTable};
 
@@ -25,8 +26,8 @@ pub struct AppSettings {
     pub body_limit: BodyLimit,
 }
 
-/// The whole app: every route, the fallback for unknown paths and methods, and the request
-/// conventions around all of it.
+/// The whole app: every route, the documentation next to it, the fallback for unknown paths
+/// and methods, and the request conventions around all of it.
 pub fn app(
     settings: AppSettings,
     extra_routes: ExtraRoutes,
@@ -44,8 +45,11 @@ pub fn app(
         .configure(routes::register)
         .configure(extra_routes)
         .split_for_parts();
-    let fallback = RouteTable::from_document(&document).into_fallback();
-    app.app_data(settings.body_limit)
+    let fallback = RouteTable::from_document(&document)
+        .with_paths(&docs::PATHS, "GET, HEAD")
+        .into_fallback();
+    app.configure(docs::register)
+        .app_data(settings.body_limit)
         .default_service(actix_web::dev::fn_service(fallback))
         .wrap(RequestConventions::new(settings.docs_base))
 }

@@ -10,6 +10,7 @@ use crate::extract::{Body, Query};
 
 /// The ping object.
 #[derive(Debug, Serialize, ToSchema)]
+#[schema(example = json!({"object": "ping", "pong": true}))]
 pub struct Ping {
     /// Kind of object: always `ping`.
     pub object: PingObject,

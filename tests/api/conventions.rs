@@ -23,8 +23,8 @@ async fn every_response_carries_the_convention_headers_and_a_fresh_id() {
     let mut ids = HashSet::new();
     for _ in 0..3 {
         for (method, path) in requests {
-            let response = app.request(method, path).send().await.unwrap();
-            let id = assert_conventions(response.headers());
+            let response = app.send(app.request(method, path)).await;
+            let id = assert_conventions(&response.headers);
             assert!(ids.insert(id), "request id reused");
         }
     }
@@ -34,7 +34,7 @@ async fn every_response_carries_the_convention_headers_and_a_fresh_id() {
 async fn the_access_log_line_carries_the_request_id() {
     let app = spawn_app().await;
     let response = app.get("/v1/ping").await;
-    let id = assert_conventions(response.headers());
+    let id = assert_conventions(&response.headers);
     let lines = log_lines_containing(&id);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(lines[0].starts_with("INFO access: "), "{}", lines[0]);
@@ -54,7 +54,7 @@ async fn doc_url_uses_the_configured_docs_base() {
     .await;
     let response = app.get("/v1/pong").await;
     assert_error_at(
-        response,
+        &response,
         ExpectedError::invalid_request(
             404,
             "resource_missing",
@@ -62,21 +62,20 @@ async fn doc_url_uses_the_configured_docs_base() {
             None,
         ),
         "https://developers.example.test/api",
-    )
-    .await;
+    );
 }
 
 #[actix_web::test]
 async fn doc_url_follows_the_host_the_client_addressed() {
     let app = spawn_app().await;
     let response = app
-        .request("GET", "/v1/pong")
-        .header("host", "api.example.test:8080")
-        .send()
-        .await
-        .unwrap();
+        .send(
+            app.request("GET", "/v1/pong")
+                .header("host", "api.example.test:8080"),
+        )
+        .await;
     assert_error_at(
-        response,
+        &response,
         ExpectedError::invalid_request(
             404,
             "resource_missing",
@@ -84,8 +83,7 @@ async fn doc_url_follows_the_host_the_client_addressed() {
             None,
         ),
         "http://api.example.test:8080",
-    )
-    .await;
+    );
 }
 
 /// A docs base URL as the command line would parse it.

@@ -9,19 +9,17 @@ const INTERNAL_MESSAGE: &str = "An internal error occurred. The request may be r
 async fn a_panicking_handler_answers_500_and_the_worker_goes_on() {
     let app = spawn_app().await;
     let response = app.get("/test/panic").await;
-    let headers = app
-        .assert_error(
-            response,
-            ExpectedError {
-                status: 500,
-                error_type: "api_error",
-                code: "internal_error",
-                message: INTERNAL_MESSAGE,
-                param: None,
-            },
-        )
-        .await;
-    let request_id = headers["service-request-id"].to_str().unwrap().to_owned();
+    app.assert_error(
+        &response,
+        ExpectedError {
+            status: 500,
+            error_type: "api_error",
+            code: "internal_error",
+            message: INTERNAL_MESSAGE,
+            param: None,
+        },
+    );
+    let request_id = response.header("service-request-id");
     let logged = log_lines_containing(&request_id);
     assert!(
         logged.iter().any(|line| line.contains("panicked")
@@ -37,7 +35,7 @@ async fn a_panicking_handler_answers_500_and_the_worker_goes_on() {
     );
     // The only worker survived.
     for _ in 0..3 {
-        assert_eq!(app.get("/v1/ping").await.status().as_u16(), 200);
+        assert_eq!(app.get("/v1/ping").await.status, 200);
     }
 }
 
@@ -46,15 +44,14 @@ async fn framework_extractor_errors_become_json_errors() {
     let app = spawn_app().await;
     let response = app.send_json("POST", "/test/framework-json", "{oops").await;
     app.assert_error(
-        response,
+        &response,
         ExpectedError::invalid_request(
             400,
             "request_invalid",
             "The request could not be understood.",
             None,
         ),
-    )
-    .await;
+    );
 }
 
 #[actix_web::test]
@@ -62,15 +59,14 @@ async fn framework_error_text_is_not_sent_to_the_client() {
     let app = spawn_app().await;
     let response = app.get("/test/framework-error").await;
     app.assert_error(
-        response,
+        &response,
         ExpectedError::invalid_request(
             400,
             "request_invalid",
             "The request could not be understood.",
             None,
         ),
-    )
-    .await;
+    );
 }
 
 #[actix_web::test]
@@ -78,7 +74,7 @@ async fn a_plain_text_error_response_is_converted() {
     let app = spawn_app().await;
     let response = app.get("/test/plain-error").await;
     app.assert_error(
-        response,
+        &response,
         ExpectedError {
             status: 500,
             error_type: "api_error",
@@ -86,6 +82,5 @@ async fn a_plain_text_error_response_is_converted() {
             message: INTERNAL_MESSAGE,
             param: None,
         },
-    )
-    .await;
+    );
 }

@@ -7,12 +7,13 @@ use std::sync::{Mutex, Once};
 
 use actix_web::dev::ServerHandle;
 use actix_web::http::header::ContentType;
+use actix_web::web::Bytes;
 use actix_web::{HttpResponse, get, post, web};
 use partner_api::config::ServerConfig;
 use partner_api::extract::{Body, Query};
 use partner_api::startup::Application;
+use reqwest::Method;
 use reqwest::header::HeaderMap;
-use reqwest::{Method, Response, StatusCode};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use utoipa_actix_web::scope;
@@ -69,23 +70,61 @@ impl TestApp {
         format!("{}{}", self.address, path)
     }
 
+    /// A request to build on; send it with [`TestApp::send`].
     pub fn request(&self, method: &str, path: &str) -> reqwest::RequestBuilder {
         let method = Method::from_bytes(method.as_bytes()).unwrap();
         self.client.request(method, self.url(path))
     }
 
-    pub async fn get(&self, path: &str) -> Response {
-        self.request("GET", path).send().await.unwrap()
+    /// Sends the request, reads the whole response, and checks it against the committed
+    /// OpenAPI document before any test sees it.
+    pub async fn send(&self, request: reqwest::RequestBuilder) -> TestResponse {
+        let request = request.build().unwrap();
+        let (method, path) = (request.method().clone(), request.url().path().to_owned());
+        let response = self.client.execute(request).await.unwrap();
+        let response = TestResponse {
+            status: response.status().as_u16(),
+            headers: response.headers().clone(),
+            body: response.bytes().await.unwrap(),
+        };
+        crate::contract::check_response(&method, &path, &response);
+        response
     }
 
-    /// Sends `body` with `Content-Type: application/json` to a test route or endpoint.
-    pub async fn send_json(&self, method: &str, path: &str, body: &str) -> Response {
-        self.request(method, path)
-            .header("content-type", "application/json")
-            .body(body.to_owned())
-            .send()
-            .await
-            .unwrap()
+    pub async fn get(&self, path: &str) -> TestResponse {
+        self.send(self.request("GET", path)).await
+    }
+
+    /// Sends `body` with `Content-Type: application/json`.
+    pub async fn send_json(&self, method: &str, path: &str, body: &str) -> TestResponse {
+        self.send(
+            self.request(method, path)
+                .header("content-type", "application/json")
+                .body(body.to_owned()),
+        )
+        .await
+    }
+}
+
+/// A whole response, already checked against the contract.
+pub struct TestResponse {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl TestResponse {
+    pub fn header(&self, name: &str) -> String {
+        header(&self.headers, name)
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body.to_vec()).expect("the body is UTF-8")
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|error| panic!("body is not JSON ({error}): {}", self.text()))
     }
 }
 
@@ -144,20 +183,11 @@ impl ExpectedError<'_> {
 
 /// Asserts the exact status, convention headers and body of an error response, with
 /// `doc_url` under `docs_base`; returns the headers for further checks.
-pub async fn assert_error_at(
-    response: Response,
-    expected: ExpectedError<'_>,
-    docs_base: &str,
-) -> HeaderMap {
+pub fn assert_error_at(response: &TestResponse, expected: ExpectedError<'_>, docs_base: &str) {
+    assert_eq!(response.status, expected.status, "{}", response.text());
+    let request_id = assert_conventions(&response.headers);
     assert_eq!(
-        response.status(),
-        StatusCode::from_u16(expected.status).unwrap()
-    );
-    let headers = response.headers().clone();
-    let request_id = assert_conventions(&headers);
-    let body: Value = response.json().await.expect("error bodies are JSON");
-    assert_eq!(
-        body,
+        response.json(),
         json!({
             "error": {
                 "type": expected.error_type,
@@ -169,12 +199,11 @@ pub async fn assert_error_at(
             }
         })
     );
-    headers
 }
 
 impl TestApp {
-    pub async fn assert_error(&self, response: Response, expected: ExpectedError<'_>) -> HeaderMap {
-        assert_error_at(response, expected, &self.address).await
+    pub fn assert_error(&self, response: &TestResponse, expected: ExpectedError<'_>) {
+        assert_error_at(response, expected, &self.address)
     }
 }
 

@@ -2,6 +2,7 @@
 //! headers and body a client sees. `process` runs the built binary itself.
 
 mod body;
+mod contract;
 mod conventions;
 mod faults;
 mod helpers;

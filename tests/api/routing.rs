@@ -1,7 +1,7 @@
 //! Unknown paths answer 404 for every method; a known path with another method answers 405
 //! with `Allow`. Both come from the shared route table, not from code in any endpoint.
 
-use crate::helpers::{ExpectedError, assert_conventions, header, spawn_app};
+use crate::helpers::{ExpectedError, assert_conventions, spawn_app};
 
 const METHODS: [&str; 8] = [
     "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "BREW",
@@ -25,13 +25,12 @@ async fn unknown_paths_are_resource_missing_for_every_method() {
     ];
     for path in paths {
         for method in METHODS {
-            let response = app.request(method, path).send().await.unwrap();
+            let response = app.send(app.request(method, path)).await;
             let message = format!("Unrecognized request URL ({method}: {path}).");
             app.assert_error(
-                response,
+                &response,
                 ExpectedError::invalid_request(404, "resource_missing", &message, None),
-            )
-            .await;
+            );
         }
     }
 }
@@ -41,16 +40,16 @@ async fn unknown_paths_are_resource_missing_for_every_method() {
 async fn percent_encoded_unreserved_characters_name_the_same_path() {
     let app = spawn_app().await;
     let response = app.get("/v1/p%69ng").await;
-    assert_eq!(response.status().as_u16(), 200);
+    assert_eq!(response.status, 200);
 }
 
 #[actix_web::test]
 async fn unknown_path_with_head_answers_404_without_body() {
     let app = spawn_app().await;
-    let response = app.request("HEAD", "/v1/pings").send().await.unwrap();
-    assert_eq!(response.status().as_u16(), 404);
-    assert_conventions(response.headers());
-    assert_eq!(response.bytes().await.unwrap().len(), 0);
+    let response = app.send(app.request("HEAD", "/v1/pings")).await;
+    assert_eq!(response.status, 404);
+    assert_conventions(&response.headers);
+    assert_eq!(response.body.len(), 0);
 }
 
 #[actix_web::test]
@@ -59,16 +58,14 @@ async fn other_methods_on_ping_are_method_not_allowed_with_allow() {
     for method in [
         "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "BREW", "GETT",
     ] {
-        let response = app.request(method, "/v1/ping").send().await.unwrap();
+        let response = app.send(app.request(method, "/v1/ping")).await;
         let message =
             format!("The method {method} is not allowed on this endpoint. Allowed: GET, HEAD.");
-        let headers = app
-            .assert_error(
-                response,
-                ExpectedError::invalid_request(405, "method_not_allowed", &message, None),
-            )
-            .await;
-        assert_eq!(header(&headers, "allow"), "GET, HEAD");
+        app.assert_error(
+            &response,
+            ExpectedError::invalid_request(405, "method_not_allowed", &message, None),
+        );
+        assert_eq!(response.header("allow"), "GET, HEAD");
     }
 }
 
@@ -79,8 +76,7 @@ async fn a_long_path_is_cut_in_the_message() {
     let response = app.get(&path).await;
     let message = format!("Unrecognized request URL (GET: /{}…).", "a".repeat(199));
     app.assert_error(
-        response,
+        &response,
         ExpectedError::invalid_request(404, "resource_missing", &message, None),
-    )
-    .await;
+    );
 }

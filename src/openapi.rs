@@ -1,0 +1,326 @@
+//! The OpenAPI document. Handlers and types carry `#[utoipa::path]` and `ToSchema`
+//! annotations; [`document`] collects them through the same `routes::register` the server
+//! uses and adds what the request conventions give every operation, so the document cannot
+//! describe routes the server does not have: the pinned `info`, the `/v1` server, the error
+//! responses (from the error catalogue, with their headers and examples), the headers every
+//! response carries, and the HEAD twin of every GET. `openapi/v1.yaml` is exactly
+//! [`to_yaml`]'s output; a test fails when the two differ.
+
+use actix_web::App;
+use actix_web::http::{Method, StatusCode};
+use serde_json::json;
+use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::example::ExampleBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{Operation, PathItem};
+use utoipa::openapi::response::{Response, ResponseBuilder};
+use utoipa::openapi::schema::{ObjectBuilder, Type};
+use utoipa::openapi::server::Server;
+use utoipa::openapi::tag::TagBuilder;
+use utoipa::openapi::{Components, Info, OpenApi, Ref, RefOr};
+use utoipa::{PartialSchema, ToSchema};
+use utoipa_actix_web::AppExt;
+
+use crate::errors::{ApiError, ErrorCode, ErrorEnvelope};
+use crate::request_id::RequestId;
+use crate::routes::{self, API_PREFIX};
+
+/// Origin used in the document's example `doc_url`s.
+const EXAMPLE_ORIGIN: &str = "https://api.example.com";
+
+/// The document, as the code describes it.
+pub fn document() -> OpenApi {
+    let (_, registered) = App::new()
+        .into_utoipa_app()
+        .configure(routes::register)
+        .split_for_parts();
+    complete(registered)
+}
+
+/// The document as YAML: the content of `openapi/v1.yaml`.
+pub fn to_yaml(document: &OpenApi) -> String {
+    document.to_yaml().expect("the document serializes")
+}
+
+/// The document as pretty-printed JSON, with a final newline.
+pub fn to_json(document: &OpenApi) -> String {
+    let mut json = document.to_pretty_json().expect("the document serializes");
+    json.push('\n');
+    json
+}
+
+fn complete(mut api: OpenApi) -> OpenApi {
+    api.info = info();
+    api.servers = Some(vec![Server::new(API_PREFIX)]);
+    api.tags = Some(vec![
+        TagBuilder::new()
+            .name("Utility")
+            .description(Some("Endpoints that help a partner's systems use the API."))
+            .build(),
+    ]);
+
+    let components = api.components.get_or_insert_with(Components::new);
+    let mut error_schemas = Vec::new();
+    <ErrorEnvelope as ToSchema>::schemas(&mut error_schemas);
+    error_schemas.push((ErrorEnvelope::name().into_owned(), ErrorEnvelope::schema()));
+    components.schemas.extend(error_schemas);
+
+    let registered = std::mem::take(&mut api.paths.paths);
+    for (path, mut item) in registered {
+        let relative = path
+            .strip_prefix(API_PREFIX)
+            .expect("every endpoint is registered under the version prefix");
+        document_conventions(&mut item);
+        api.paths.paths.insert(relative.to_owned(), item);
+    }
+    api
+}
+
+fn info() -> Info {
+    let mut info = Info::new("partner-api", "1");
+    info.description = Some(INFO_DESCRIPTION.to_owned());
+    info
+}
+
+const INFO_DESCRIPTION: &str = "\
+The API through which doctors, clinics, pharmacies and medical companies connect their own \
+systems to the online training and lifestyle programme.
+
+**Early access.** Each endpoint is agreed with a partner before it is built. Today the API has \
+one endpoint, `GET /ping`, a connectivity check that needs no key.
+
+**Member data.** The service holds health data about its members. Partner terms and a data \
+processing agreement are signed before any key reaches member data. Members are identified by \
+id only: the API never returns a member's name, e-mail address, phone number or date of birth \
+unless a dedicated endpoint exists for that purpose and the partner's agreement covers it. \
+Nothing in the API makes promises about a member's health.
+
+**Conventions.** Every response is JSON, is never cached (`Cache-Control: no-store`) and \
+carries a `Service-Request-Id` header (`req_` and 32 hex digits): log it, and quote it when \
+reporting a problem. A query parameter or body field that an endpoint does not know is refused \
+with `parameter_unknown`, never ignored. `HEAD` is answered wherever `GET` is.
+
+**Errors.** Every error has the body described by `ErrorEnvelope`. Act on `type` and `code`; \
+`message` is for people and may change. A path that does not exist answers `404` with code \
+`resource_missing`, whatever the method; an existing path answers `405` \
+`method_not_allowed`, with an `Allow` header, for a method it does not support. Every code is \
+explained, with what to do about it, at `/docs/errors`.
+
+**Rate limits.** Excess requests are answered `429` with code `rate_limited` and a \
+`Retry-After` header giving the seconds to wait.";
+
+/// Adds to every operation of `item` what the request conventions give it.
+fn document_conventions(item: &mut PathItem) {
+    let allow = routes::allowed_methods(item).join(", ");
+    for operation in operations_mut(item) {
+        for response in operation.responses.responses.values_mut() {
+            if let RefOr::T(response) = response {
+                add_convention_headers(response);
+            }
+        }
+        for (status, response) in error_responses(&allow) {
+            operation
+                .responses
+                .responses
+                .insert(status.as_str().to_owned(), RefOr::T(response));
+        }
+    }
+    document_head(item);
+}
+
+fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
+    [
+        &mut item.get,
+        &mut item.put,
+        &mut item.post,
+        &mut item.delete,
+        &mut item.options,
+        &mut item.head,
+        &mut item.patch,
+        &mut item.trace,
+    ]
+    .into_iter()
+    .filter_map(Option::as_mut)
+}
+
+/// A HEAD registered beside a GET answers like it without a body: it gets its own
+/// `operationId` (ids are unique in a document) and responses without content.
+fn document_head(item: &mut PathItem) {
+    let (Some(get), Some(head)) = (&item.get, &mut item.head) else {
+        return;
+    };
+    let get_id = get.operation_id.clone().unwrap_or_default();
+    head.operation_id = Some(format!("{get_id}_head"));
+    head.summary = get
+        .summary
+        .as_ref()
+        .map(|summary| format!("{summary} (headers only)"));
+    head.description = Some(format!(
+        "Answers exactly like `GET` (operation `{get_id}`), with the same status and headers \
+         and no body."
+    ));
+    for response in head.responses.responses.values_mut() {
+        if let RefOr::T(response) = response {
+            response.content.clear();
+        }
+    }
+}
+
+fn add_convention_headers(response: &mut Response) {
+    response.headers.insert(
+        "Service-Request-Id".to_owned(),
+        RefOr::T(
+            HeaderBuilder::new()
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .pattern(Some("^req_[0-9a-f]{32}$")),
+                ))
+                .description(Some(
+                    "Id of this request; the same value as `request_id` in an error body. Log it, \
+                 and quote it when reporting a problem.",
+                ))
+                .build(),
+        ),
+    );
+    response.headers.insert(
+        "Cache-Control".to_owned(),
+        RefOr::T(
+            HeaderBuilder::new()
+                .schema(Some(
+                    ObjectBuilder::new()
+                        .schema_type(Type::String)
+                        .enum_values(Some(["no-store"])),
+                ))
+                .description(Some("Responses are never cached."))
+                .build(),
+        ),
+    );
+}
+
+/// The error responses every operation can give, one per status, from the catalogue. 404 is
+/// not listed per operation: it answers paths that have no operation, and the document's
+/// description and the error pages explain it.
+fn error_responses(allow: &str) -> Vec<(StatusCode, Response)> {
+    let mut statuses: Vec<StatusCode> = ErrorCode::ALL
+        .iter()
+        .filter(|code| **code != ErrorCode::ResourceMissing)
+        .map(|code| code.spec().status)
+        .collect();
+    statuses.sort_unstable();
+    statuses.dedup();
+    statuses
+        .into_iter()
+        .map(|status| (status, error_response(status, allow)))
+        .collect()
+}
+
+fn error_response(status: StatusCode, allow: &str) -> Response {
+    let codes: Vec<ErrorCode> = ErrorCode::ALL
+        .into_iter()
+        .filter(|code| code.spec().status == status)
+        .collect();
+    let description = codes
+        .iter()
+        .map(|code| format!("`{}`: {}", code.as_str(), code.spec().when))
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let examples = codes.iter().map(|code| {
+        let error = example_error(*code, allow);
+        let body =
+            serde_json::to_value(error.envelope(RequestId::EXAMPLE.as_str(), EXAMPLE_ORIGIN))
+                .expect("error bodies serialize");
+        (
+            code.as_str(),
+            ExampleBuilder::new()
+                .summary(code.spec().default_message)
+                .value(Some(body))
+                .build(),
+        )
+    });
+    let content = ContentBuilder::new()
+        .schema(Some(Ref::from_schema_name(ErrorEnvelope::name())))
+        .examples_from_iter(examples)
+        .build();
+    let mut response = ResponseBuilder::new()
+        .description(description)
+        .content("application/json", content)
+        .build();
+    add_convention_headers(&mut response);
+    if status == StatusCode::METHOD_NOT_ALLOWED {
+        response.headers.insert(
+            "Allow".to_owned(),
+            RefOr::T(
+                HeaderBuilder::new()
+                    .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+                    .description(Some(
+                        "The methods this path answers (RFC 9110, section 10.2.1).",
+                    ))
+                    .example(Some(json!(allow)))
+                    .build(),
+            ),
+        );
+    }
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        response.headers.insert(
+            "Retry-After".to_owned(),
+            RefOr::T(
+                HeaderBuilder::new()
+                    .schema(Some(
+                        ObjectBuilder::new()
+                            .schema_type(Type::Integer)
+                            .minimum(Some(1)),
+                    ))
+                    .description(Some(
+                        "Whole seconds to wait before retrying, rounded up; never 0.",
+                    ))
+                    .example(Some(json!(1)))
+                    .build(),
+            ),
+        );
+    }
+    response
+}
+
+/// A representative error of `code` for the document's examples.
+fn example_error(code: ErrorCode, allow: &str) -> ApiError {
+    match code {
+        ErrorCode::ParameterUnknown => ApiError::parameter_unknown("foo"),
+        ErrorCode::MethodNotAllowed => ApiError::method_not_allowed(
+            &Method::DELETE,
+            allow.parse().expect("method lists are header values"),
+        ),
+        ErrorCode::RateLimited => ApiError::rate_limited(1),
+        code => ApiError::new(code),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_catalogue_code_but_404_is_documented_on_ping() {
+        let document = serde_json::to_value(document()).unwrap();
+        let responses = &document["paths"]["/ping"]["get"]["responses"];
+        for code in ErrorCode::ALL {
+            let status = code.spec().status.as_str().to_owned();
+            let example = &responses[&status]["content"]["application/json"]["examples"]
+                [code.as_str()]["value"]["error"]["code"];
+            if code == ErrorCode::ResourceMissing {
+                assert!(responses.get(&status).is_none());
+            } else {
+                assert_eq!(example, code.as_str(), "{code:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn head_twin_has_its_own_id_and_no_content() {
+        let document = serde_json::to_value(document()).unwrap();
+        let head = &document["paths"]["/ping"]["head"];
+        assert_eq!(head["operationId"], "ping_head");
+        assert!(head["responses"]["200"].get("content").is_none());
+        assert!(head["responses"]["200"]["headers"]["Service-Request-Id"].is_object());
+    }
+}

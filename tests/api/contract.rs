@@ -1,0 +1,374 @@
+//! The contract at run time: `openapi/v1.yaml` as committed is loaded once, and every response
+//! an integration test receives is checked against it (`check_response`): for an operation,
+//! the status must be documented, every documented header present and valid, and the body
+//! valid against the documented schema; any error, on any path, must be the documented error
+//! envelope whose `doc_url` resolves to an anchor of `/docs/errors`. The tests below also keep
+//! the committed file equal to what the code emits and to what the server serves.
+
+use std::sync::LazyLock;
+
+use partner_api::errors::{ApiError, ErrorCode};
+use partner_api::openapi;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::helpers::{TestResponse, assert_conventions, spawn_app};
+
+const COMMITTED_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/v1.yaml");
+
+/// The committed document, parsed.
+pub static DOCUMENT: LazyLock<Value> = LazyLock::new(|| {
+    let text = std::fs::read_to_string(COMMITTED_PATH).expect("openapi/v1.yaml is readable");
+    yaml_serde::from_str(&text).expect("openapi/v1.yaml is YAML")
+});
+
+/// Checks one response against the committed document; panics with the reason otherwise.
+pub fn check_response(method: &Method, path: &str, response: &TestResponse) {
+    let document = &*DOCUMENT;
+    let server = document["servers"][0]["url"].as_str().unwrap();
+    let operation = path
+        .strip_prefix(server)
+        .and_then(|relative| find_path_item(document, relative))
+        .and_then(|item| item.get(method.as_str().to_ascii_lowercase()));
+    match operation {
+        Some(operation) => check_operation_response(method, path, operation, response),
+        None if response.status >= 400 => check_error_outside_operations(path, response),
+        // Success outside the API's operations: the documentation and test-only routes.
+        None => {}
+    }
+    if response.status >= 400 && method != Method::HEAD {
+        check_doc_url(&response.json());
+    }
+}
+
+fn find_path_item<'a>(document: &'a Value, relative: &str) -> Option<&'a Value> {
+    document["paths"]
+        .as_object()?
+        .iter()
+        .find_map(|(template, item)| {
+            let pattern = actix_web::dev::ResourceDef::new(template.as_str());
+            pattern.is_match(relative).then_some(item)
+        })
+}
+
+fn check_operation_response(
+    method: &Method,
+    path: &str,
+    operation: &Value,
+    response: &TestResponse,
+) {
+    let operation_id = operation["operationId"].as_str().unwrap_or("?");
+    let status = response.status.to_string();
+    let documented = operation["responses"].get(&status).unwrap_or_else(|| {
+        panic!("{method} {path}: status {status} is not documented for operation {operation_id}")
+    });
+    for (name, header) in documented["headers"].as_object().into_iter().flatten() {
+        let value = response
+            .headers
+            .get(name.as_str())
+            .unwrap_or_else(|| panic!("{method} {path} {status}: documented header {name} missing"))
+            .to_str()
+            .unwrap();
+        let instance = match header["schema"]["type"].as_str() {
+            Some("integer") => json!(value.parse::<i64>().unwrap_or_else(|_| panic!(
+                "{method} {path} {status}: header {name}: {value:?} is not an integer"
+            ))),
+            _ => json!(value),
+        };
+        validate(
+            &header["schema"],
+            &instance,
+            &format!("{method} {path} {status} header {name}"),
+        );
+    }
+    let content = documented["content"].as_object();
+    match content.and_then(|content| content.iter().next()) {
+        None => assert!(
+            response.body.is_empty(),
+            "{method} {path} {status}: body sent where the document describes none"
+        ),
+        Some((media_type, media)) => {
+            let sent = response
+                .headers
+                .get("content-type")
+                .map(|value| value.to_str().unwrap().to_owned())
+                .unwrap_or_default();
+            assert_eq!(sent, *media_type, "{method} {path} {status}: content type");
+            validate(
+                &media["schema"],
+                &response.json(),
+                &format!("{method} {path} {status} body"),
+            );
+        }
+    }
+}
+
+/// 404 for unknown paths and 405 for unknown methods are answered outside any operation; the
+/// document describes them in its description with the `ErrorEnvelope` schema.
+fn check_error_outside_operations(path: &str, response: &TestResponse) {
+    assert_conventions(&response.headers);
+    if response.body.is_empty() {
+        return; // HEAD
+    }
+    validate(
+        &json!({"$ref": "#/components/schemas/ErrorEnvelope"}),
+        &response.json(),
+        &format!("error body of {path}"),
+    );
+}
+
+/// Every `doc_url` points at `/docs/errors#<code>` and that anchor exists.
+fn check_doc_url(body: &Value) {
+    let code = body["error"]["code"].as_str().unwrap();
+    let doc_url = body["error"]["doc_url"].as_str().unwrap();
+    assert!(
+        doc_url.ends_with(&format!("/docs/errors#{code}")),
+        "doc_url {doc_url} does not point at the anchor of {code}"
+    );
+    assert!(
+        ErrorCode::ALL.iter().any(|known| known.as_str() == code),
+        "code {code} is not in the catalogue, so /docs/errors has no anchor for it"
+    );
+}
+
+/// Validates `instance` against a schema of the committed document (JSON Schema 2020-12, the
+/// dialect of OpenAPI 3.1), resolving `#/components/...` references in that document. Objects
+/// are checked closed: the document leaves room for fields added later, but the server must
+/// not send a field the document does not describe.
+pub fn validate(schema: &Value, instance: &Value, what: &str) {
+    let mut root = schema.clone();
+    root["components"] = DOCUMENT["components"].clone();
+    close_objects(&mut root);
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .build(&root)
+        .unwrap_or_else(|error| panic!("{what}: the documented schema is invalid: {error}"));
+    let errors: Vec<String> = validator
+        .iter_errors(instance)
+        .map(|error| format!("{} at {}", error, error.instance_path()))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{what} does not match the document: {errors:?}\n{instance}"
+    );
+}
+
+fn close_objects(schema: &mut Value) {
+    match schema {
+        Value::Object(map) => {
+            if map.contains_key("properties") && !map.contains_key("additionalProperties") {
+                map.insert("additionalProperties".to_owned(), Value::Bool(false));
+            }
+            map.values_mut().for_each(close_objects);
+        }
+        Value::Array(items) => items.iter_mut().for_each(close_objects),
+        _ => {}
+    }
+}
+
+#[test]
+fn committed_document_is_what_the_code_emits() {
+    let committed = std::fs::read_to_string(COMMITTED_PATH).unwrap();
+    let emitted = openapi::to_yaml(&openapi::document());
+    if committed != emitted {
+        let diff = similar::TextDiff::from_lines(&committed, &emitted)
+            .unified_diff()
+            .context_radius(3)
+            .header(
+                "openapi/v1.yaml (committed)",
+                "openapi/v1.yaml (emitted by the code)",
+            )
+            .to_string();
+        panic!(
+            "openapi/v1.yaml differs from what the code emits:\n\n{diff}\n\
+             If the change is intended, run `scripts/update-openapi` and commit the result."
+        );
+    }
+}
+
+#[test]
+fn every_example_in_the_document_matches_its_schema() {
+    let mut checked = 0;
+    for (path, item) in DOCUMENT["paths"].as_object().unwrap() {
+        for (method, operation) in item.as_object().unwrap() {
+            for (status, response) in operation["responses"].as_object().unwrap() {
+                for (_, media) in response["content"].as_object().into_iter().flatten() {
+                    for (name, example) in media["examples"].as_object().into_iter().flatten() {
+                        let what = format!("example {name} of {method} {path} {status}");
+                        validate(&media["schema"], &example["value"], &what);
+                        check_doc_url(&example["value"]);
+                        checked += 1;
+                    }
+                }
+            }
+        }
+    }
+    for (name, schema) in DOCUMENT["components"]["schemas"].as_object().unwrap() {
+        if let Some(example) = schema.get("example") {
+            validate(schema, example, &format!("example of schema {name}"));
+            checked += 1;
+        }
+    }
+    assert!(checked >= 11, "only {checked} examples found");
+}
+
+#[actix_web::test]
+async fn the_server_serves_the_committed_document() {
+    let app = spawn_app().await;
+    let committed = std::fs::read_to_string(COMMITTED_PATH).unwrap();
+
+    let yaml = app.get("/openapi/v1.yaml").await;
+    assert_eq!(yaml.status, 200);
+    assert_eq!(yaml.header("content-type"), "application/yaml");
+    assert!(
+        yaml.text() == committed,
+        "the served YAML differs from openapi/v1.yaml; the drift test shows how"
+    );
+
+    let json = app.get("/openapi/v1.json").await;
+    assert_eq!(json.status, 200);
+    assert_eq!(json.header("content-type"), "application/json");
+    assert!(
+        json.json() == *DOCUMENT,
+        "the served JSON differs from openapi/v1.yaml; the drift test shows how"
+    );
+
+    let head = app.send(app.request("HEAD", "/openapi/v1.json")).await;
+    assert_eq!(head.status, 200);
+    assert!(head.body.is_empty());
+}
+
+#[actix_web::test]
+async fn the_documents_answer_405_to_other_methods() {
+    let app = spawn_app().await;
+    for path in ["/openapi/v1.json", "/openapi/v1.yaml", "/docs/errors"] {
+        let response = app.send(app.request("POST", path)).await;
+        assert_eq!(response.status, 405, "{path}");
+        assert_eq!(response.header("allow"), "GET, HEAD");
+    }
+}
+
+#[actix_web::test]
+async fn the_reference_is_served_without_leaving_the_origin() {
+    let app = spawn_app().await;
+    let redirect = app.get("/docs").await;
+    assert_eq!(redirect.status, 308);
+    assert_eq!(redirect.header("location"), "docs/");
+
+    let page = app.get("/docs/").await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-type"), "text/html");
+    assert!(page.text().contains("swagger-ui"));
+    for reference in ["http://", "https://"] {
+        assert!(
+            !page.text().contains(&format!("src=\"{reference}")),
+            "the page loads a script from another origin"
+        );
+    }
+
+    let initializer = app.get("/docs/swagger-initializer.js").await;
+    assert_eq!(initializer.status, 200);
+    let script = initializer.text();
+    assert!(
+        script.contains(r#""url": "../openapi/v1.json""#),
+        "{script}"
+    );
+    assert!(script.contains(r#""validatorUrl": "none""#), "{script}");
+}
+
+#[actix_web::test]
+async fn every_code_has_its_anchor_on_the_served_error_page() {
+    let app = spawn_app().await;
+    let page = app.get("/docs/errors").await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-type"), "text/html; charset=utf-8");
+    let html = page.text();
+    assert!(
+        !html.contains("<script"),
+        "the error page works without JavaScript"
+    );
+    for code in ErrorCode::ALL {
+        // The doc_url the service emits for this code, resolved against the page.
+        let body =
+            serde_json::to_value(ApiError::new(code).envelope("req_x", &app.address)).unwrap();
+        let doc_url = body["error"]["doc_url"].as_str().unwrap();
+        let (page_url, anchor) = doc_url.split_once('#').unwrap();
+        assert_eq!(page_url, app.url("/docs/errors"));
+        let section = format!("<section id=\"{anchor}\">");
+        assert!(
+            html.contains(&section),
+            "no anchor {anchor} on /docs/errors"
+        );
+        let spec = code.spec();
+        let start = html.find(&section).unwrap();
+        let entry = &html[start..start + html[start..].find("</section>").unwrap()];
+        assert!(
+            entry.contains(&format!("<dd>{} ", spec.status.as_u16())),
+            "{entry}"
+        );
+        assert!(
+            entry.contains(&format!("<code>{}</code>", spec.error_type.as_str())),
+            "{entry}"
+        );
+        assert!(entry.contains("<dt>What to do</dt>"), "{entry}");
+    }
+}
+
+/// The checker itself: responses the document does not describe are refused.
+#[test]
+fn the_checker_refuses_what_the_document_does_not_describe() {
+    use actix_web::web::Bytes;
+    use reqwest::header::{HeaderMap, HeaderValue};
+
+    let mut headers = HeaderMap::new();
+    headers.insert("content-type", HeaderValue::from_static("application/json"));
+    headers.insert("cache-control", HeaderValue::from_static("no-store"));
+    headers.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        "service-request-id",
+        HeaderValue::from_static("req_0123456789abcdef0123456789abcdef"),
+    );
+    let good = || TestResponse {
+        status: 200,
+        headers: headers.clone(),
+        body: Bytes::from_static(br#"{"object":"ping","pong":true}"#),
+    };
+    check_response(&Method::GET, "/v1/ping", &good());
+
+    let refused = |response: TestResponse, expected: &str| {
+        let outcome =
+            std::panic::catch_unwind(|| check_response(&Method::GET, "/v1/ping", &response));
+        let message = match outcome {
+            Ok(()) => panic!("the checker accepted a response it must refuse ({expected})"),
+            Err(panic) => panic.downcast_ref::<String>().cloned().unwrap_or_default(),
+        };
+        assert!(message.contains(expected), "{message}");
+    };
+    refused(
+        TestResponse {
+            status: 418,
+            ..good()
+        },
+        "status 418 is not documented for operation ping",
+    );
+    refused(
+        TestResponse {
+            body: Bytes::from_static(br#"{"object":"pong","pong":true}"#),
+            ..good()
+        },
+        "GET /v1/ping 200 body does not match the document",
+    );
+    refused(
+        TestResponse {
+            body: Bytes::from_static(br#"{"object":"ping","pong":true,"x":1}"#),
+            ..good()
+        },
+        "GET /v1/ping 200 body does not match the document",
+    );
+    let mut without_id = good();
+    without_id.headers.remove("service-request-id");
+    refused(without_id, "documented header Service-Request-Id missing");
+}
