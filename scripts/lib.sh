@@ -1,0 +1,54 @@
+# Shared by the scripts: installing the pinned tools and running a release server on loopback.
+# Source it; it defines functions only.
+
+# Installs the Node tools from scripts/node/package-lock.json (npm ci: exactly the lockfile).
+install_node_tools() {
+    echo "==> installing pinned Node tools: npm ci in scripts/node"
+    (cd scripts/node && npm ci --no-audit --no-fund --loglevel=error)
+}
+
+# Installs the Python tools pinned in scripts/python/requirements.txt into target/tools-venv.
+install_python_tools() {
+    echo "==> installing pinned Python tools into target/tools-venv"
+    python3 -m venv target/tools-venv
+    target/tools-venv/bin/pip install --quiet --disable-pip-version-check \
+        -r scripts/python/requirements.txt
+}
+
+# A free TCP port on 127.0.0.1.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# start_server LOG [ARGS...]: builds the release binary, starts it on a free loopback port
+# with ARGS, waits (at most 10 s) until it answers, and sets SERVER_PID and SERVER_URL.
+# stop_server stops it by its PID; callers trap it on EXIT.
+start_server() {
+    local log=$1
+    shift
+    echo "==> building the release binary"
+    cargo build --release --locked --quiet
+    local port
+    port=$(free_port)
+    target/release/partner-api --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
+    SERVER_PID=$!
+    SERVER_URL="http://127.0.0.1:$port"
+    for _ in $(seq 100); do
+        if target/release/partner-api healthcheck --url "$SERVER_URL" --timeout 1 >/dev/null 2>&1; then
+            echo "==> partner-api (pid $SERVER_PID) serving at $SERVER_URL, log in $log"
+            return 0
+        fi
+        sleep 0.1
+    done
+    echo "the server did not answer within 10 s; its log:" >&2
+    cat "$log" >&2
+    return 1
+}
+
+stop_server() {
+    if [ -n "${SERVER_PID:-}" ]; then
+        kill "$SERVER_PID" 2>/dev/null || true
+        wait "$SERVER_PID" 2>/dev/null || true
+        SERVER_PID=
+    fi
+}
