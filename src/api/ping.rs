@@ -10,7 +10,6 @@ use crate::extract::{Body, Query};
 
 /// The ping object.
 #[derive(Debug, Serialize, ToSchema)]
-#[schema(example = json!({"object": "ping", "pong": true}))]
 pub struct Ping {
     /// Kind of object: always `ping`.
     pub object: PingObject,
@@ -41,7 +40,12 @@ pub struct PingBody {}
 /// checks and uptime monitors; `HEAD` answers the same without a body.
 #[utoipa::path(
     tag = "Utility",
-    responses((status = 200, description = "The API is reachable.", body = Ping)),
+    responses((
+        status = 200,
+        description = "The API is reachable.",
+        body = Ping,
+        example = json!({"object": "ping", "pong": true}),
+    )),
 )]
 #[route("/ping", method = "GET", method = "HEAD")]
 pub async fn ping(_query: Query<PingQuery>, _body: Body<PingBody>) -> Json<Ping> {

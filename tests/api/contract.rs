@@ -193,6 +193,11 @@ fn every_example_in_the_document_matches_its_schema() {
         for (method, operation) in item.as_object().unwrap() {
             for (status, response) in operation["responses"].as_object().unwrap() {
                 for (_, media) in response["content"].as_object().into_iter().flatten() {
+                    if let Some(example) = media.get("example") {
+                        let what = format!("example of {method} {path} {status}");
+                        validate(&media["schema"], example, &what);
+                        checked += 1;
+                    }
                     for (name, example) in media["examples"].as_object().into_iter().flatten() {
                         let what = format!("example {name} of {method} {path} {status}");
                         validate(&media["schema"], &example["value"], &what);
