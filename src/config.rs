@@ -12,6 +12,9 @@ use actix_web::http::uri::Uri;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+use crate::client::IpNetwork;
+use crate::rate_limit::{Quota, RateLimitSettings};
+
 /// Exit code for a bad command line or setting.
 pub const EXIT_BAD_CONFIG: u8 = 2;
 
@@ -94,6 +97,45 @@ pub struct ServerConfig {
     #[arg(long, env = "PARTNER_API_REQUEST_HEAD_TIMEOUT_MS", default_value_t = 5000, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..))]
     pub request_head_timeout_ms: u64,
+
+    /// Sustained requests per second each client may send to the API (/v1).
+    #[arg(long, env = "PARTNER_API_RATE_LIMIT_PER_SECOND", default_value_t = 10, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub rate_limit_per_second: u32,
+
+    /// Requests a client may send to the API at once before the sustained rate applies.
+    #[arg(long, env = "PARTNER_API_RATE_LIMIT_BURST", default_value_t = 50, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub rate_limit_burst: u32,
+
+    /// Sustained requests per second each client may send outside the API (reference, documents).
+    #[arg(long, env = "PARTNER_API_DOCS_RATE_LIMIT_PER_SECOND", default_value_t = 50, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub docs_rate_limit_per_second: u32,
+
+    /// Burst allowed outside the API (a browser loading the reference fetches a dozen files).
+    #[arg(long, env = "PARTNER_API_DOCS_RATE_LIMIT_BURST", default_value_t = 200, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub docs_rate_limit_burst: u32,
+
+    /// Switch rate limiting off (for local work only): no 429s and no quota headers.
+    #[arg(long, env = "PARTNER_API_RATE_LIMIT_OFF")]
+    pub rate_limit_off: bool,
+
+    /// Seconds between two prunings of the limiter's state of quiet clients.
+    #[arg(long, env = "PARTNER_API_RATE_LIMIT_PRUNE_SECS", default_value_t = 60, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub rate_limit_prune_secs: u64,
+
+    /// Proxies (IP addresses or CIDR networks, comma-separated) whose Forwarded and
+    /// X-Forwarded-For headers name the client. From any other peer they are ignored.
+    #[arg(
+        long,
+        env = "PARTNER_API_TRUSTED_PROXIES",
+        value_name = "CIDRS",
+        value_delimiter = ','
+    )]
+    pub trusted_proxies: Vec<IpNetwork>,
 }
 
 impl ServerConfig {
@@ -109,6 +151,20 @@ impl ServerConfig {
 
     pub fn request_head_timeout(&self) -> Duration {
         Duration::from_millis(self.request_head_timeout_ms)
+    }
+
+    /// The limits, or `None` when limiting is switched off.
+    pub fn rate_limits(&self) -> Option<RateLimitSettings> {
+        (!self.rate_limit_off).then_some(RateLimitSettings {
+            api: Quota {
+                per_second: self.rate_limit_per_second,
+                burst: self.rate_limit_burst,
+            },
+            docs: Quota {
+                per_second: self.docs_rate_limit_per_second,
+                burst: self.docs_rate_limit_burst,
+            },
+        })
     }
 }
 
@@ -230,6 +286,20 @@ mod tests {
         assert_eq!(config.shutdown_grace_secs, 30);
         assert!(config.worker_count() >= 1);
         assert_eq!(config.docs_base_url, None);
+        assert_eq!(
+            config.rate_limits(),
+            Some(RateLimitSettings {
+                api: Quota {
+                    per_second: 10,
+                    burst: 50
+                },
+                docs: Quota {
+                    per_second: 50,
+                    burst: 200
+                },
+            })
+        );
+        assert!(config.trusted_proxies.is_empty());
     }
 
     #[test]
@@ -253,6 +323,18 @@ mod tests {
         ] {
             assert!(parse_base_url(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn trusted_proxies_are_a_comma_separated_list() {
+        let cli = Cli::try_parse_from([
+            "partner-api",
+            "--trusted-proxies",
+            "10.0.0.0/8,192.0.2.7,2001:db8::/32",
+        ])
+        .unwrap();
+        assert_eq!(cli.server.trusted_proxies.len(), 3);
+        assert!(Cli::try_parse_from(["partner-api", "--trusted-proxies", "10.0.0.0/99"]).is_err());
     }
 
     #[test]

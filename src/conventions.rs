@@ -10,22 +10,23 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::future::{Ready, ready};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
-use actix_web::Error;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::uri::{Authority, Uri};
 use actix_web::http::{Method, StatusCode};
+use actix_web::{Error, HttpMessage};
 use futures_util::FutureExt;
 use futures_util::future::LocalBoxFuture;
 
+use crate::client::{ClientIp, ClientResolver};
 use crate::errors::{ApiError, ErrorCode};
 use crate::request_id::RequestId;
 
@@ -66,11 +67,12 @@ impl DocsBase {
 #[derive(Clone)]
 pub struct RequestConventions {
     docs_base: DocsBase,
+    clients: ClientResolver,
 }
 
 impl RequestConventions {
-    pub fn new(docs_base: DocsBase) -> Self {
-        RequestConventions { docs_base }
+    pub fn new(docs_base: DocsBase, clients: ClientResolver) -> Self {
+        RequestConventions { docs_base, clients }
     }
 }
 
@@ -89,6 +91,7 @@ where
         ready(Ok(RequestConventionsMiddleware {
             service: Rc::new(service),
             docs_base: Rc::new(self.docs_base.clone()),
+            clients: self.clients.clone(),
         }))
     }
 }
@@ -96,6 +99,7 @@ where
 pub struct RequestConventionsMiddleware<S> {
     service: Rc<S>,
     docs_base: Rc<DocsBase>,
+    clients: ClientResolver,
 }
 
 impl<S, B> Service<ServiceRequest> for RequestConventionsMiddleware<S>
@@ -114,11 +118,17 @@ where
         let request_id = RequestId::generate();
         // What the access log and a panic's answer need, taken now: the request itself moves
         // into the router, which needs sole ownership of it to record the matched route.
+        let client = self
+            .clients
+            .resolve(request.peer_addr().map(|peer| peer.ip()), request.headers());
+        if let Some(ip) = client {
+            request.extensions_mut().insert(ClientIp(ip));
+        }
         let line = RequestLine {
             method: request.method().clone(),
             uri: request.uri().clone(),
             host: request.headers().get(header::HOST).cloned(),
-            client: request.peer_addr(),
+            client,
         };
         let service = Rc::clone(&self.service);
         let docs_base = Rc::clone(&self.docs_base);
@@ -136,9 +146,9 @@ where
                     } else {
                         let error = api_error_for_response(&response, &request_id);
                         let docs_base = docs_base.resolve(line.host.as_ref());
-                        response
-                            .into_response(error.to_response(&request_id, &docs_base))
-                            .map_into_right_body()
+                        let mut rendered = error.to_response(&request_id, &docs_base);
+                        keep_middleware_headers(response.headers(), rendered.headers_mut());
+                        response.into_response(rendered).map_into_right_body()
                     };
                     set_convention_headers(response.headers_mut(), &request_id);
                     log_access(&request_id, &line, response.status(), started);
@@ -174,7 +184,20 @@ struct RequestLine {
     method: Method,
     uri: Uri,
     host: Option<HeaderValue>,
-    client: Option<SocketAddr>,
+    client: Option<IpAddr>,
+}
+
+/// Headers that inner middleware set on an error response (the rate limiter's quota fields,
+/// for one) survive its re-rendering; the body's own headers are the new ones.
+fn keep_middleware_headers(original: &header::HeaderMap, rendered: &mut header::HeaderMap) {
+    for (name, value) in original {
+        if name != header::CONTENT_TYPE
+            && name != header::CONTENT_LENGTH
+            && !rendered.contains_key(name)
+        {
+            rendered.append(name.clone(), value.clone());
+        }
+    }
 }
 
 fn set_convention_headers(headers: &mut header::HeaderMap, request_id: &RequestId) {
@@ -265,13 +288,13 @@ fn log_access(request_id: &RequestId, line: &RequestLine, status: StatusCode, st
 /// Log target of the access log, so it can be filtered on its own (`RUST_LOG=access=off`).
 pub const ACCESS_LOG_TARGET: &str = "access";
 
-/// The client's IP address, or `-` when the transport has none (a test or unix socket).
-struct ClientAddr(Option<SocketAddr>);
+/// The client's IP address, or `-` when it cannot be determined.
+struct ClientAddr(Option<IpAddr>);
 
 impl fmt::Display for ClientAddr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.0 {
-            Some(addr) => write!(f, "{}", addr.ip()),
+            Some(ip) => write!(f, "{ip}"),
             None => f.write_str("-"),
         }
     }

@@ -4,6 +4,7 @@
 //! that production runs.
 
 pub mod api;
+pub mod client;
 pub mod config;
 pub mod conventions;
 pub mod docs;
@@ -12,6 +13,7 @@ pub mod extract;
 pub mod healthcheck;
 pub mod logging;
 pub mod openapi;
+pub mod rate_limit;
 pub mod request_id;
 pub mod routes;
 pub mod startup;

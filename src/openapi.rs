@@ -106,8 +106,12 @@ with `parameter_unknown`, never ignored. `HEAD` is answered wherever `GET` is.
 `method_not_allowed`, with an `Allow` header, for a method it does not support. Every code is \
 explained, with what to do about it, at `/docs/errors`.
 
-**Rate limits.** Excess requests are answered `429` with code `rate_limited` and a \
-`Retry-After` header giving the seconds to wait.";
+**Rate limits.** Each client (an IPv4 address, or an IPv6 /64) has a quota: by default 10 \
+requests per second sustained, with bursts of up to 50. Every response carries the IETF quota \
+fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: \"api\";q=<burst>;w=<seconds \
+to refill it>` and `RateLimit: \"api\";r=<requests left>;t=<seconds until the quota is full \
+again>`, so a client can slow down before it is refused. Excess requests are answered `429` \
+with code `rate_limited` and a `Retry-After` header: the whole seconds to wait, never 0.";
 
 /// Adds to every operation of `item` what the request conventions give it.
 fn document_conventions(item: &mut PathItem) {
@@ -167,35 +171,48 @@ fn document_head(item: &mut PathItem) {
 }
 
 fn add_convention_headers(response: &mut Response) {
-    response.headers.insert(
-        "Service-Request-Id".to_owned(),
-        RefOr::T(
-            HeaderBuilder::new()
-                .schema(Some(
-                    ObjectBuilder::new()
-                        .schema_type(Type::String)
-                        .pattern(Some("^req_[0-9a-f]{32}$")),
-                ))
-                .description(Some(
-                    "Id of this request; the same value as `request_id` in an error body. Log it, \
-                 and quote it when reporting a problem.",
-                ))
-                .build(),
+    let string = || ObjectBuilder::new().schema_type(Type::String);
+    let headers = [
+        (
+            "Service-Request-Id",
+            string().pattern(Some("^req_[0-9a-f]{32}$")),
+            "Id of this request; the same value as `request_id` in an error body. Log it, and \
+             quote it when reporting a problem.",
+            None,
         ),
-    );
-    response.headers.insert(
-        "Cache-Control".to_owned(),
-        RefOr::T(
-            HeaderBuilder::new()
-                .schema(Some(
-                    ObjectBuilder::new()
-                        .schema_type(Type::String)
-                        .enum_values(Some(["no-store"])),
-                ))
-                .description(Some("Responses are never cached."))
-                .build(),
+        (
+            "Cache-Control",
+            string().enum_values(Some(["no-store"])),
+            "Responses are never cached.",
+            None,
         ),
-    );
+        (
+            "RateLimit-Policy",
+            string().pattern(Some(r#"^"api";q=[0-9]+;w=[0-9]+$"#)),
+            "The client's quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests at \
+             once, refilled in `w` seconds. Absent only where the operator switched limiting off.",
+            Some(r#""api";q=50;w=5"#),
+        ),
+        (
+            "RateLimit",
+            string().pattern(Some(r#"^"api";r=[0-9]+;t=[0-9]+$"#)),
+            "The client's quota now (draft-ietf-httpapi-ratelimit-headers): `r` requests left, \
+             full again in `t` seconds. Absent only where the operator switched limiting off.",
+            Some(r#""api";r=49;t=1"#),
+        ),
+    ];
+    for (name, schema, description, example) in headers {
+        response.headers.insert(
+            name.to_owned(),
+            RefOr::T(
+                HeaderBuilder::new()
+                    .schema(Some(schema))
+                    .description(Some(description))
+                    .example(example.map(|example| json!(example)))
+                    .build(),
+            ),
+        );
+    }
 }
 
 /// The error responses every operation can give, one per status, from the catalogue. 404 is

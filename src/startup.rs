@@ -6,6 +6,7 @@
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::time::Duration;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
@@ -13,17 +14,22 @@ use actix_web::http::KeepAlive;
 use actix_web::{App, Error, HttpServer};
 use utoipa_actix_web::AppExt;
 
+use crate::client::ClientResolver;
 use crate::config::ServerConfig;
 use crate::conventions::{DocsBase, RequestConventions};
 use crate::docs;
 use crate::extract::BodyLimit;
+use crate::rate_limit::RateLimits;
 use crate::routes::{self, ExtraRoutes, RouteTable};
 
-/// What the app factory needs; cloned into every worker.
-#[derive(Clone, Debug)]
+/// What the app factory needs; cloned into every worker. The rate limiters inside are built
+/// once and shared, so every worker counts against the same buckets.
+#[derive(Clone)]
 pub struct AppSettings {
     pub docs_base: DocsBase,
     pub body_limit: BodyLimit,
+    pub clients: ClientResolver,
+    pub rate_limits: RateLimits,
 }
 
 /// The whole app: every route, the documentation next to it, the fallback for unknown paths
@@ -51,13 +57,21 @@ pub fn app(
     app.configure(docs::register)
         .app_data(settings.body_limit)
         .default_service(actix_web::dev::fn_service(fallback))
-        .wrap(RequestConventions::new(settings.docs_base))
+        // The last `wrap` runs first: conventions (request id, client address), then the
+        // limiter, before routing.
+        .wrap(settings.rate_limits)
+        .wrap(RequestConventions::new(
+            settings.docs_base,
+            settings.clients,
+        ))
 }
 
 /// A bound, started server.
 pub struct Application {
     server: Server,
     local_addr: SocketAddr,
+    rate_limits: RateLimits,
+    prune_every: Duration,
 }
 
 impl Application {
@@ -82,7 +96,11 @@ impl Application {
                 },
             },
             body_limit: BodyLimit(config.max_body_bytes as usize),
+            clients: ClientResolver::new(config.trusted_proxies.clone()),
+            // Built here, outside the per-worker factory, so that all workers share it.
+            rate_limits: RateLimits::new(config.rate_limits()),
         };
+        let rate_limits = settings.rate_limits.clone();
         let server = HttpServer::new(move || app(settings.clone(), extra_routes))
             .workers(config.worker_count())
             .keep_alive(
@@ -97,7 +115,12 @@ impl Application {
             .disable_signals()
             .listen(listener)?
             .run();
-        Ok(Application { server, local_addr })
+        Ok(Application {
+            server,
+            local_addr,
+            rate_limits,
+            prune_every: Duration::from_secs(config.rate_limit_prune_secs),
+        })
     }
 
     /// The address actually bound (the real port when the configuration asked for port 0).
@@ -112,13 +135,24 @@ impl Application {
 
     /// Serves until SIGTERM or SIGINT (or a stop through the handle), then drains gracefully.
     pub async fn run_until_stopped(self) -> io::Result<()> {
+        let (rate_limits, prune_every) = (self.rate_limits, self.prune_every);
+        let pruning = actix_web::rt::spawn(async move {
+            let mut ticks = actix_web::rt::time::interval(prune_every);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                rate_limits.prune();
+            }
+        });
         let handle = self.server.handle();
         actix_web::rt::spawn(async move {
             let signal = shutdown_signal().await;
             log::info!("{signal} received: no longer accepting; finishing in-flight requests");
             handle.stop(true).await;
         });
-        self.server.await?;
+        let served = self.server.await;
+        pruning.abort();
+        served?;
         log::info!("stopped");
         Ok(())
     }

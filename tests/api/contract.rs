@@ -336,6 +336,11 @@ fn the_checker_refuses_what_the_document_does_not_describe() {
         "service-request-id",
         HeaderValue::from_static("req_0123456789abcdef0123456789abcdef"),
     );
+    headers.insert(
+        "ratelimit-policy",
+        HeaderValue::from_static(r#""api";q=50;w=5"#),
+    );
+    headers.insert("ratelimit", HeaderValue::from_static(r#""api";r=49;t=1"#));
     let good = || TestResponse {
         status: 200,
         headers: headers.clone(),
@@ -376,4 +381,9 @@ fn the_checker_refuses_what_the_document_does_not_describe() {
     let mut without_id = good();
     without_id.headers.remove("service-request-id");
     refused(without_id, "documented header Service-Request-Id missing");
+    let mut bad_quota = good();
+    bad_quota
+        .headers
+        .insert("ratelimit", HeaderValue::from_static("remaining=49"));
+    refused(bad_quota, "header RateLimit does not match the document");
 }

@@ -41,10 +41,15 @@ pub async fn spawn_app() -> TestApp {
 /// The app with settings adjusted by `configure`.
 pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
     install_capturing_logger();
+    // Limits that no test reaches unless it asks for tighter ones.
     let mut config = ServerConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
         workers: Some(1.try_into().unwrap()),
         shutdown_grace_secs: 5,
+        rate_limit_per_second: 100_000,
+        rate_limit_burst: 100_000,
+        docs_rate_limit_per_second: 100_000,
+        docs_rate_limit_burst: 100_000,
         ..ServerConfig::default()
     };
     configure(&mut config);

@@ -8,5 +8,6 @@ mod faults;
 mod helpers;
 mod ping;
 mod process;
+mod rate_limit;
 mod readme;
 mod routing;

@@ -1,0 +1,280 @@
+//! Who the client is. Normally the peer's IP address. When the peer is one of the configured
+//! trusted proxies, the client is the rightmost address in `Forwarded` (RFC 7239) or, when that
+//! header is absent, `X-Forwarded-For` that is not itself a trusted proxy. From any other peer
+//! those headers are ignored, because anyone can send them. The address is resolved once per
+//! request (by the request-conventions middleware) and used by the access log and the rate
+//! limiter alike.
+
+use std::fmt;
+use std::net::{IpAddr, Ipv6Addr};
+use std::str::FromStr;
+use std::sync::Arc;
+
+use actix_web::http::header::{self, HeaderMap, HeaderName};
+
+/// The resolved client address of a request, stored in its extensions for the rate limiter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClientIp(pub IpAddr);
+
+/// An IP network in CIDR notation, e.g. `10.0.0.0/8` or `2001:db8::/32`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpNetwork {
+    address: IpAddr,
+    prefix: u8,
+}
+
+impl IpNetwork {
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.address, ip.to_canonical()) {
+            (IpAddr::V4(network), IpAddr::V4(ip)) => prefix_matches(
+                network.to_bits().into(),
+                ip.to_bits().into(),
+                self.prefix,
+                32,
+            ),
+            (IpAddr::V6(network), IpAddr::V6(ip)) => {
+                prefix_matches(network.to_bits(), ip.to_bits(), self.prefix, 128)
+            }
+            _ => false,
+        }
+    }
+}
+
+fn prefix_matches(network: u128, ip: u128, prefix: u8, width: u8) -> bool {
+    if prefix == 0 {
+        return true;
+    }
+    let shift = width - prefix;
+    (network >> shift) == (ip >> shift)
+}
+
+impl FromStr for IpNetwork {
+    type Err = String;
+
+    fn from_str(input: &str) -> Result<Self, String> {
+        let (address, prefix) = match input.split_once('/') {
+            Some((address, prefix)) => (address, Some(prefix)),
+            None => (input, None),
+        };
+        let address: IpAddr = address
+            .trim()
+            .parse()
+            .map_err(|_| format!("{input:?} is not an IP address or CIDR network"))?;
+        let address = address.to_canonical();
+        let width = if address.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => width,
+            Some(prefix) => prefix
+                .trim()
+                .parse::<u8>()
+                .ok()
+                .filter(|prefix| *prefix <= width)
+                .ok_or_else(|| format!("{input:?} has a prefix length outside 0..={width}"))?,
+        };
+        Ok(IpNetwork { address, prefix })
+    }
+}
+
+impl fmt::Display for IpNetwork {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.address, self.prefix)
+    }
+}
+
+/// Resolves the client address of a request; cheap to clone into every worker.
+#[derive(Clone, Debug, Default)]
+pub struct ClientResolver {
+    trusted_proxies: Arc<[IpNetwork]>,
+}
+
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+
+impl ClientResolver {
+    pub fn new(trusted_proxies: Vec<IpNetwork>) -> Self {
+        ClientResolver {
+            trusted_proxies: trusted_proxies.into(),
+        }
+    }
+
+    fn is_trusted(&self, ip: IpAddr) -> bool {
+        self.trusted_proxies
+            .iter()
+            .any(|network| network.contains(ip))
+    }
+
+    /// The client's address, or `None` when it cannot be determined (no peer address, or a
+    /// trusted proxy that forwarded no usable address).
+    pub fn resolve(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {
+        let peer = peer?.to_canonical();
+        if self.trusted_proxies.is_empty() || !self.is_trusted(peer) {
+            return Some(peer);
+        }
+        // Hops are listed client first; walk back from the proxy nearest to us.
+        let forwarded = headers.contains_key(header::FORWARDED);
+        let hops: Vec<Option<IpAddr>> = if forwarded {
+            header_elements(headers, &header::FORWARDED)
+                .map(forwarded_for)
+                .collect()
+        } else {
+            header_elements(headers, &X_FORWARDED_FOR)
+                .map(parse_node)
+                .collect()
+        };
+        let mut client = None;
+        for hop in hops.iter().rev() {
+            match hop {
+                Some(ip) if self.is_trusted(*ip) => client = Some(*ip),
+                Some(ip) => return Some(*ip),
+                // An obfuscated or unknown hop cannot be trusted or keyed.
+                None => return None,
+            }
+        }
+        // Every hop is a trusted proxy: the leftmost is the furthest we know; with no
+        // forwarding header at all, the trusted peer is all we have.
+        client.or(Some(peer))
+    }
+}
+
+/// The comma-separated elements of every line of a header, in order.
+fn header_elements<'a>(
+    headers: &'a HeaderMap,
+    name: &'a HeaderName,
+) -> impl Iterator<Item = &'a str> + 'a {
+    headers
+        .get_all(name)
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+        .filter(|element| !element.is_empty())
+}
+
+/// The `for=` node of one `Forwarded` element (RFC 7239, section 4).
+fn forwarded_for(element: &str) -> Option<IpAddr> {
+    element
+        .split(';')
+        .filter_map(|pair| pair.split_once('='))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("for"))
+        .and_then(|(_, value)| parse_node(value.trim().trim_matches('"')))
+}
+
+/// A node: `192.0.2.1`, `192.0.2.1:443`, `[2001:db8::1]`, `[2001:db8::1]:443` or `2001:db8::1`.
+fn parse_node(node: &str) -> Option<IpAddr> {
+    let node = node.trim();
+    if let Some(rest) = node.strip_prefix('[') {
+        return rest
+            .split(']')
+            .next()?
+            .parse::<Ipv6Addr>()
+            .ok()
+            .map(IpAddr::V6);
+    }
+    if let Ok(ip) = node.parse::<IpAddr>() {
+        return Some(ip.to_canonical());
+    }
+    let (host, _port) = node.rsplit_once(':')?;
+    host.parse::<std::net::Ipv4Addr>().ok().map(IpAddr::V4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use actix_web::http::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for (name, value) in pairs {
+            map.append(
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            );
+        }
+        map
+    }
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn networks_parse_and_match() {
+        let network: IpNetwork = "10.1.0.0/16".parse().unwrap();
+        assert!(network.contains(ip("10.1.255.3")));
+        assert!(!network.contains(ip("10.2.0.1")));
+        assert!(network.contains(ip("::ffff:10.1.0.9")));
+        let network: IpNetwork = "2001:db8::/32".parse().unwrap();
+        assert!(network.contains(ip("2001:db8:1::5")));
+        assert!(!network.contains(ip("2001:db9::5")));
+        let single: IpNetwork = "192.0.2.7".parse().unwrap();
+        assert_eq!(single.to_string(), "192.0.2.7/32");
+        assert!(
+            "0.0.0.0/0"
+                .parse::<IpNetwork>()
+                .unwrap()
+                .contains(ip("8.8.8.8"))
+        );
+        for bad in ["10.0.0.0/33", "nope", "::/129", "10.0.0.0/x"] {
+            assert!(bad.parse::<IpNetwork>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn without_trusted_proxies_forwarding_headers_are_ignored() {
+        let resolver = ClientResolver::default();
+        let spoofed = headers(&[("x-forwarded-for", "1.2.3.4"), ("forwarded", "for=5.6.7.8")]);
+        assert_eq!(
+            resolver.resolve(Some(ip("203.0.113.9")), &spoofed),
+            Some(ip("203.0.113.9"))
+        );
+        assert_eq!(resolver.resolve(None, &spoofed), None);
+    }
+
+    #[test]
+    fn an_untrusted_peer_cannot_spoof() {
+        let resolver = ClientResolver::new(vec!["10.0.0.0/8".parse().unwrap()]);
+        let spoofed = headers(&[("x-forwarded-for", "1.2.3.4")]);
+        assert_eq!(
+            resolver.resolve(Some(ip("203.0.113.9")), &spoofed),
+            Some(ip("203.0.113.9"))
+        );
+    }
+
+    #[test]
+    fn behind_trusted_proxies_the_rightmost_untrusted_hop_is_the_client() {
+        let resolver = ClientResolver::new(vec![
+            "10.0.0.0/8".parse().unwrap(),
+            "2001:db8:ffff::/48".parse().unwrap(),
+        ]);
+        let proxy = Some(ip("10.0.0.2"));
+        // The client claims 1.1.1.1, the trusted proxies saw 198.51.100.7.
+        let chain = headers(&[("x-forwarded-for", "1.1.1.1, 198.51.100.7, 10.0.0.9")]);
+        assert_eq!(resolver.resolve(proxy, &chain), Some(ip("198.51.100.7")));
+        let split = headers(&[
+            ("x-forwarded-for", "1.1.1.1"),
+            ("x-forwarded-for", "198.51.100.7"),
+        ]);
+        assert_eq!(resolver.resolve(proxy, &split), Some(ip("198.51.100.7")));
+        let forwarded = headers(&[(
+            "forwarded",
+            "for=1.1.1.1, for=\"[2001:db8:cafe::17]:4711\";proto=https, for=10.0.0.3:80",
+        )]);
+        assert_eq!(
+            resolver.resolve(proxy, &forwarded),
+            Some(ip("2001:db8:cafe::17"))
+        );
+        // Forwarded wins over X-Forwarded-For.
+        let both = headers(&[
+            ("forwarded", "for=192.0.2.60"),
+            ("x-forwarded-for", "192.0.2.99"),
+        ]);
+        assert_eq!(resolver.resolve(proxy, &both), Some(ip("192.0.2.60")));
+        // Only trusted hops: the leftmost; no header: the proxy itself.
+        let internal = headers(&[("x-forwarded-for", "10.9.9.9, 10.0.0.5")]);
+        assert_eq!(resolver.resolve(proxy, &internal), Some(ip("10.9.9.9")));
+        assert_eq!(resolver.resolve(proxy, &HeaderMap::new()), proxy);
+        // An obfuscated hop cannot be keyed.
+        let hidden = headers(&[("forwarded", "for=_hidden")]);
+        assert_eq!(resolver.resolve(proxy, &hidden), None);
+        let garbage = headers(&[("x-forwarded-for", "not-an-address")]);
+        assert_eq!(resolver.resolve(proxy, &garbage), None);
+    }
+}

@@ -1,0 +1,434 @@
+//! Rate limiting, per client, with actix-governor. Two limiters: one for the API (`/v1`) and a
+//! more generous one for everything else (the reference, the documents, unknown paths). Each
+//! is built once and shared by all workers (a GCRA bucket per client key in a concurrent map),
+//! and pruned of quiet clients by one periodic task, not per request. The check runs before
+//! routing, so a rejected request costs no more than the check and its 429. Every answer
+//! carries the IETF quota fields (draft-ietf-httpapi-ratelimit-headers-09): `RateLimit-Policy`
+//! (`"api";q=<burst>;w=<seconds to refill it>`) and `RateLimit` (`"api";r=<remaining>;t=<seconds
+//! until full>`); a 429 also carries `Retry-After` in whole seconds, rounded up, never 0.
+
+use std::future::{Ready, ready};
+use std::net::IpAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_governor::governor::NotUntil;
+use actix_governor::governor::clock::{Clock, DefaultClock, QuantaInstant};
+use actix_governor::governor::middleware::StateInformationMiddleware;
+use actix_governor::{
+    Governor, GovernorConfig, GovernorConfigBuilder, KeyExtractor, SimpleKeyExtractionError,
+};
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use actix_web::{Error, HttpMessage, HttpResponse, HttpResponseBuilder};
+use futures_util::FutureExt;
+use futures_util::future::LocalBoxFuture;
+
+use crate::client::ClientIp;
+use crate::routes::API_PREFIX;
+
+/// Header names of the quota fields.
+pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+pub const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
+
+/// A sustained rate and a burst for one client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Quota {
+    pub per_second: u32,
+    pub burst: u32,
+}
+
+impl Quota {
+    /// Time to earn back one request.
+    fn period(self) -> Duration {
+        Duration::from_nanos(1_000_000_000 / u64::from(self.per_second.max(1)))
+    }
+
+    /// Whole seconds for an empty bucket to fill again, rounded up.
+    fn window_secs(self) -> u64 {
+        ceil_secs(self.period() * self.burst)
+    }
+}
+
+/// The client key: one bucket per IPv4 address, per IPv6 /64 (one host or site usually owns
+/// the whole /64, so keying by address would let it multiply its quota), and one shared
+/// bucket for requests whose client cannot be determined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ClientKey {
+    V4(u32),
+    V6Prefix64(u64),
+    Unknown,
+}
+
+impl ClientKey {
+    pub fn of(ip: Option<IpAddr>) -> ClientKey {
+        match ip.map(|ip| ip.to_canonical()) {
+            Some(IpAddr::V4(ip)) => ClientKey::V4(ip.to_bits()),
+            Some(IpAddr::V6(ip)) => ClientKey::V6Prefix64((ip.to_bits() >> 64) as u64),
+            None => ClientKey::Unknown,
+        }
+    }
+}
+
+/// Keys requests by the client address that the request-conventions middleware resolved.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientKeyExtractor;
+
+impl KeyExtractor for ClientKeyExtractor {
+    type Key = ClientKey;
+    type KeyExtractionError = SimpleKeyExtractionError<&'static str>;
+
+    fn extract(&self, request: &ServiceRequest) -> Result<ClientKey, Self::KeyExtractionError> {
+        // Never fails: a request whose client is unknown shares the `Unknown` bucket.
+        Ok(ClientKey::of(
+            request
+                .extensions()
+                .get::<ClientIp>()
+                .map(|client| client.0),
+        ))
+    }
+
+    fn exceed_rate_limit_response(
+        &self,
+        negative: &NotUntil<QuantaInstant>,
+        mut response: HttpResponseBuilder,
+    ) -> HttpResponse {
+        // actix-governor truncates the wait to whole seconds (a client told "0" retries at once
+        // and is refused again); round up instead. The body is written by the conventions
+        // middleware, like every error body.
+        let wait = negative.wait_time_from(DefaultClock::default().now());
+        response
+            .insert_header((header::RETRY_AFTER, ceil_secs(wait).max(1)))
+            .finish()
+    }
+}
+
+fn ceil_secs(duration: Duration) -> u64 {
+    duration.as_secs() + u64::from(duration.subsec_nanos() > 0)
+}
+
+type Limiter = GovernorConfig<ClientKeyExtractor, StateInformationMiddleware>;
+
+/// One limiter with its policy name and the `RateLimit-Policy` value it announces.
+struct Policy {
+    name: &'static str,
+    quota: Quota,
+    limiter: Limiter,
+    policy_header: HeaderValue,
+}
+
+impl Policy {
+    fn new(name: &'static str, quota: Quota) -> Policy {
+        let limiter = GovernorConfigBuilder::default()
+            .period(quota.period())
+            .burst_size(quota.burst.max(1))
+            .key_extractor(ClientKeyExtractor)
+            .use_headers()
+            .finish()
+            .expect("period and burst are non-zero");
+        let policy_header = HeaderValue::from_str(&format!(
+            "\"{name}\";q={};w={}",
+            quota.burst,
+            quota.window_secs()
+        ))
+        .expect("the policy is a valid header value");
+        Policy {
+            name,
+            quota,
+            limiter,
+            policy_header,
+        }
+    }
+
+    /// Replaces actix-governor's `x-ratelimit-*` headers with the IETF quota fields.
+    fn announce(&self, headers: &mut HeaderMap) {
+        let remaining = headers
+            .get(X_RATELIMIT_REMAINING)
+            .and_then(|value| value.to_str().ok()?.parse::<u32>().ok());
+        for name in GOVERNOR_HEADERS {
+            headers.remove(name);
+        }
+        let Some(remaining) = remaining else { return };
+        let used = self.quota.burst.saturating_sub(remaining);
+        let refill_secs = ceil_secs(self.quota.period() * used);
+        headers.insert(RATELIMIT_POLICY, self.policy_header.clone());
+        if let Ok(value) =
+            HeaderValue::from_str(&format!("\"{}\";r={remaining};t={refill_secs}", self.name))
+        {
+            headers.insert(RATELIMIT, value);
+        }
+    }
+
+    fn prune(&self) {
+        let limiter = self.limiter.limiter();
+        limiter.retain_recent();
+        limiter.shrink_to_fit();
+    }
+
+    fn tracked_clients(&self) -> usize {
+        self.limiter.limiter().len()
+    }
+}
+
+const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
+const GOVERNOR_HEADERS: [HeaderName; 4] = [
+    X_RATELIMIT_REMAINING,
+    HeaderName::from_static("x-ratelimit-limit"),
+    HeaderName::from_static("x-ratelimit-after"),
+    HeaderName::from_static("x-ratelimit-whitelisted"),
+];
+
+/// The rate-limit settings of the service.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateLimitSettings {
+    pub api: Quota,
+    pub docs: Quota,
+}
+
+/// The limiters of one server: built once, then cloned (cheaply, they are shared) into every
+/// worker's middleware. `None` when limiting is switched off.
+#[derive(Clone)]
+pub struct RateLimits {
+    policies: Option<Arc<[Policy; 2]>>,
+}
+
+const API: usize = 0;
+const DOCS: usize = 1;
+
+impl RateLimits {
+    pub fn new(settings: Option<RateLimitSettings>) -> Self {
+        RateLimits {
+            policies: settings.map(|settings| {
+                Arc::new([
+                    Policy::new("api", settings.api),
+                    Policy::new("docs", settings.docs),
+                ])
+            }),
+        }
+    }
+
+    /// Drops the state of clients whose buckets are full again (they are indistinguishable
+    /// from new ones) and returns the memory. Called periodically by one task.
+    pub fn prune(&self) {
+        for policy in self.policies.iter().flat_map(|policies| policies.iter()) {
+            policy.prune();
+        }
+    }
+
+    /// Clients with state in the API limiter (for tests and diagnostics).
+    pub fn tracked_api_clients(&self) -> usize {
+        self.policies
+            .as_ref()
+            .map_or(0, |policies| policies[API].tracked_clients())
+    }
+
+    /// Checks `count` requests from distinct IPv4 clients against the API limiter, as if they
+    /// had arrived; for memory tests and benchmarks of the limiter alone.
+    pub fn check_distinct_clients(&self, count: u32) {
+        if let Some(policies) = &self.policies {
+            let limiter = policies[API].limiter.limiter();
+            for client in 0..count {
+                let _ = limiter.check_key(&ClientKey::V4(client));
+            }
+        }
+    }
+}
+
+/// `true` for paths under the API prefix, which the API limiter guards.
+fn is_api_path(path: &str) -> bool {
+    path.strip_prefix(API_PREFIX)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+impl<S, B> Transform<S, ServiceRequest> for RateLimits
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    S::Future: Unpin + 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<EitherBody<B>>;
+    type Error = Error;
+    type Transform = RateLimitMiddleware<S>;
+    type InitError = ();
+    type Future = Ready<Result<Self::Transform, ()>>;
+
+    fn new_transform(&self, service: S) -> Self::Future {
+        let service = Rc::new(service);
+        let guarded = self.policies.as_ref().map(|policies| {
+            let guard = |policy: &Policy| {
+                Governor::new(&policy.limiter)
+                    .new_transform(Shared(Rc::clone(&service)))
+                    .now_or_never()
+                    .expect("actix-governor builds its middleware at once")
+                    .expect("actix-governor's middleware cannot fail to build")
+            };
+            GuardedServices {
+                api: guard(&policies[API]),
+                docs: guard(&policies[DOCS]),
+                policies: Arc::clone(policies),
+            }
+        });
+        ready(Ok(RateLimitMiddleware { service, guarded }))
+    }
+}
+
+type Guarded<S> =
+    actix_governor::GovernorMiddleware<Shared<S>, ClientKeyExtractor, StateInformationMiddleware>;
+
+pub struct RateLimitMiddleware<S> {
+    service: Rc<S>,
+    /// `None` when limiting is off.
+    guarded: Option<GuardedServices<S>>,
+}
+
+/// The inner service behind the API limiter and behind the docs limiter, and their policies.
+struct GuardedServices<S> {
+    api: Guarded<S>,
+    docs: Guarded<S>,
+    policies: Arc<[Policy; 2]>,
+}
+
+impl<S, B> Service<ServiceRequest> for RateLimitMiddleware<S>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    S::Future: Unpin + 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<EitherBody<B>>;
+    type Error = Error;
+    type Future = LocalBoxFuture<'static, Result<Self::Response, Error>>;
+
+    forward_ready!(service);
+
+    fn call(&self, request: ServiceRequest) -> Self::Future {
+        let Some(GuardedServices {
+            api,
+            docs,
+            policies,
+        }) = &self.guarded
+        else {
+            let response = self.service.call(request);
+            return Box::pin(async move { response.await.map(|r| r.map_into_left_body()) });
+        };
+        let (guard, index) = if is_api_path(request.path()) {
+            (api, API)
+        } else {
+            (docs, DOCS)
+        };
+        let response = guard.call(request);
+        let policies = Arc::clone(policies);
+        Box::pin(async move {
+            let mut response = response.await?;
+            policies[index].announce(response.headers_mut());
+            Ok(response)
+        })
+    }
+}
+
+/// Lets two actix-governor middlewares share the one inner service.
+pub struct Shared<S>(Rc<S>);
+
+impl<S: Service<ServiceRequest>> Service<ServiceRequest> for Shared<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &self,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.0.poll_ready(context)
+    }
+
+    fn call(&self, request: ServiceRequest) -> Self::Future {
+        self.0.call(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv6_clients_are_keyed_by_their_64() {
+        let a = ClientKey::of(Some("2001:db8:1:2:aaaa::1".parse().unwrap()));
+        let b = ClientKey::of(Some("2001:db8:1:2:bbbb::9".parse().unwrap()));
+        let c = ClientKey::of(Some("2001:db8:1:3::1".parse().unwrap()));
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        assert_eq!(
+            ClientKey::of(Some("::ffff:192.0.2.1".parse().unwrap())),
+            ClientKey::of(Some("192.0.2.1".parse().unwrap()))
+        );
+        assert_eq!(ClientKey::of(None), ClientKey::Unknown);
+    }
+
+    #[test]
+    fn waits_round_up_and_windows_cover_the_burst() {
+        assert_eq!(ceil_secs(Duration::from_millis(1)), 1);
+        assert_eq!(ceil_secs(Duration::from_millis(1000)), 1);
+        assert_eq!(ceil_secs(Duration::from_millis(1001)), 2);
+        assert_eq!(ceil_secs(Duration::ZERO), 0);
+        let quota = Quota {
+            per_second: 10,
+            burst: 50,
+        };
+        assert_eq!(quota.period(), Duration::from_millis(100));
+        assert_eq!(quota.window_secs(), 5);
+    }
+
+    #[test]
+    fn only_api_paths_use_the_api_limiter() {
+        for path in ["/v1", "/v1/", "/v1/ping", "/v1/pings/x"] {
+            assert!(is_api_path(path), "{path}");
+        }
+        for path in ["/", "/v10/ping", "/docs/", "/openapi/v1.json", "/v1ping"] {
+            assert!(!is_api_path(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn quota_fields_replace_the_governor_headers() {
+        let policy = Policy::new(
+            "api",
+            Quota {
+                per_second: 10,
+                burst: 50,
+            },
+        );
+        let mut headers = HeaderMap::new();
+        headers.insert(X_RATELIMIT_REMAINING, HeaderValue::from_static("47"));
+        headers.insert(
+            HeaderName::from_static("x-ratelimit-limit"),
+            HeaderValue::from_static("50"),
+        );
+        policy.announce(&mut headers);
+        assert_eq!(headers.get(RATELIMIT_POLICY).unwrap(), "\"api\";q=50;w=5");
+        assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=47;t=1");
+        assert!(headers.get("x-ratelimit-limit").is_none());
+        assert!(headers.get(X_RATELIMIT_REMAINING).is_none());
+    }
+
+    /// A million distinct clients, then quiet: pruning drops their state and frees the map.
+    #[test]
+    fn pruning_forgets_a_million_quiet_clients() {
+        let limits = RateLimits::new(Some(RateLimitSettings {
+            api: Quota {
+                per_second: 1000,
+                burst: 1,
+            },
+            docs: Quota {
+                per_second: 1000,
+                burst: 1,
+            },
+        }));
+        limits.check_distinct_clients(1_000_000);
+        assert_eq!(limits.tracked_api_clients(), 1_000_000);
+        // One request's worth of quota (1 ms) later every bucket is full again.
+        std::thread::sleep(Duration::from_millis(20));
+        limits.prune();
+        assert_eq!(limits.tracked_api_clients(), 0);
+    }
+}
