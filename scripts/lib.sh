@@ -15,6 +15,9 @@ install_python_tools() {
         -r scripts/python/requirements.txt
 }
 
+# The release binary, wherever cargo puts it (CARGO_TARGET_DIR is honoured).
+RELEASE_BINARY="${CARGO_TARGET_DIR:-target}/release/partner-api"
+
 # A free TCP port on 127.0.0.1.
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
@@ -30,11 +33,11 @@ start_server() {
     cargo build --release --locked --quiet
     local port
     port=$(free_port)
-    target/release/partner-api --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
+    "$RELEASE_BINARY" --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
     SERVER_PID=$!
     SERVER_URL="http://127.0.0.1:$port"
     for _ in $(seq 100); do
-        if target/release/partner-api healthcheck --url "$SERVER_URL" --timeout 1 >/dev/null 2>&1; then
+        if "$RELEASE_BINARY" healthcheck --url "$SERVER_URL" --timeout 1 >/dev/null 2>&1; then
             echo "==> partner-api (pid $SERVER_PID) serving at $SERVER_URL, log in $log"
             return 0
         fi
