@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::num::NonZeroUsize;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -136,6 +137,42 @@ pub struct ServerConfig {
         value_delimiter = ','
     )]
     pub trusted_proxies: Vec<IpNetwork>,
+
+    /// PEM certificate chain; with --tls-key the service speaks HTTPS (TLS 1.2/1.3, HTTP/2).
+    #[arg(
+        long,
+        env = "PARTNER_API_TLS_CERT",
+        value_name = "PATH",
+        requires = "tls_key"
+    )]
+    pub tls_cert: Option<PathBuf>,
+
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1) of --tls-cert.
+    #[arg(
+        long,
+        env = "PARTNER_API_TLS_KEY",
+        value_name = "PATH",
+        requires = "tls_cert"
+    )]
+    pub tls_key: Option<PathBuf>,
+
+    /// Seconds between checks of the certificate files for changes (0: reload on SIGHUP only).
+    #[arg(
+        long,
+        env = "PARTNER_API_TLS_WATCH_SECS",
+        default_value_t = 5,
+        value_name = "SECS"
+    )]
+    pub tls_watch_secs: u64,
+
+    /// max-age of Strict-Transport-Security on HTTPS responses (0 leaves the header out).
+    #[arg(
+        long,
+        env = "PARTNER_API_HSTS_MAX_AGE_SECS",
+        default_value_t = 63_072_000,
+        value_name = "SECS"
+    )]
+    pub hsts_max_age_secs: u64,
 }
 
 impl ServerConfig {
@@ -187,6 +224,14 @@ pub struct HealthcheckArgs {
     /// Seconds to wait for the whole answer.
     #[arg(long, default_value_t = 5.0, value_name = "SECS", value_parser = parse_timeout)]
     pub timeout: f64,
+
+    /// For https: trust the CA certificate(s) in this PEM file instead of the public roots.
+    #[arg(long, value_name = "PATH")]
+    pub ca_file: Option<PathBuf>,
+
+    /// For https to a loopback host (localhost, 127.0.0.1, ::1): do not verify the certificate.
+    #[arg(long, conflicts_with = "ca_file")]
+    pub insecure_localhost: bool,
 }
 
 /// An absolute http(s) URL without query, fragment or trailing slash.

@@ -68,11 +68,17 @@ impl DocsBase {
 pub struct RequestConventions {
     docs_base: DocsBase,
     clients: ClientResolver,
+    hsts: Option<HeaderValue>,
 }
 
 impl RequestConventions {
-    pub fn new(docs_base: DocsBase, clients: ClientResolver) -> Self {
-        RequestConventions { docs_base, clients }
+    /// `hsts` is the `Strict-Transport-Security` value to send, when serving HTTPS.
+    pub fn new(docs_base: DocsBase, clients: ClientResolver, hsts: Option<HeaderValue>) -> Self {
+        RequestConventions {
+            docs_base,
+            clients,
+            hsts,
+        }
     }
 }
 
@@ -92,6 +98,7 @@ where
             service: Rc::new(service),
             docs_base: Rc::new(self.docs_base.clone()),
             clients: self.clients.clone(),
+            hsts: self.hsts.clone(),
         }))
     }
 }
@@ -100,6 +107,7 @@ pub struct RequestConventionsMiddleware<S> {
     service: Rc<S>,
     docs_base: Rc<DocsBase>,
     clients: ClientResolver,
+    hsts: Option<HeaderValue>,
 }
 
 impl<S, B> Service<ServiceRequest> for RequestConventionsMiddleware<S>
@@ -127,11 +135,16 @@ where
         let line = RequestLine {
             method: request.method().clone(),
             uri: request.uri().clone(),
-            host: request.headers().get(header::HOST).cloned(),
+            // HTTP/2 sends the authority as `:authority`, which lands in the URI, not in `Host`.
+            host: request.headers().get(header::HOST).cloned().or_else(|| {
+                let authority = request.uri().authority()?;
+                HeaderValue::from_str(authority.as_str()).ok()
+            }),
             client,
         };
         let service = Rc::clone(&self.service);
         let docs_base = Rc::clone(&self.docs_base);
+        let hsts = self.hsts.clone();
 
         Box::pin(async move {
             // The inner call is made inside the guarded future so that a panic in its
@@ -150,7 +163,7 @@ where
                         keep_middleware_headers(response.headers(), rendered.headers_mut());
                         response.into_response(rendered).map_into_right_body()
                     };
-                    set_convention_headers(response.headers_mut(), &request_id);
+                    set_convention_headers(response.headers_mut(), &request_id, hsts);
                     log_access(&request_id, &line, response.status(), started);
                     return Ok(response);
                 }
@@ -172,7 +185,7 @@ where
             // the answer travels as an error carrying its finished response.
             let mut response =
                 failure.to_response(&request_id, &docs_base.resolve(line.host.as_ref()));
-            set_convention_headers(response.headers_mut(), &request_id);
+            set_convention_headers(response.headers_mut(), &request_id, hsts);
             log_access(&request_id, &line, response.status(), started);
             Err(InternalError::from_response(failure, response).into())
         })
@@ -200,8 +213,15 @@ fn keep_middleware_headers(original: &header::HeaderMap, rendered: &mut header::
     }
 }
 
-fn set_convention_headers(headers: &mut header::HeaderMap, request_id: &RequestId) {
+fn set_convention_headers(
+    headers: &mut header::HeaderMap,
+    request_id: &RequestId,
+    hsts: Option<HeaderValue>,
+) {
     headers.insert(SERVICE_REQUEST_ID, request_id.to_header_value());
+    if let Some(hsts) = hsts {
+        headers.insert(header::STRICT_TRANSPORT_SECURITY, hsts);
+    }
     headers.insert(
         header::X_CONTENT_TYPE_OPTIONS,
         HeaderValue::from_static("nosniff"),

@@ -17,3 +17,4 @@ pub mod rate_limit;
 pub mod request_id;
 pub mod routes;
 pub mod startup;
+pub mod tls;

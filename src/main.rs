@@ -2,8 +2,8 @@
 
 use std::process::ExitCode;
 
-use partner_api::config::{Cli, Command};
-use partner_api::startup::Application;
+use partner_api::config::{Cli, Command, EXIT_BAD_CONFIG};
+use partner_api::startup::{Application, StartupError};
 use partner_api::{healthcheck, logging, openapi};
 
 fn main() -> ExitCode {
@@ -27,10 +27,21 @@ fn main() -> ExitCode {
 fn serve(cli: &Cli) -> ExitCode {
     logging::init();
     let result = actix_web::rt::System::new().block_on(async {
-        let application = Application::build(&cli.server)
-            .map_err(|error| format!("cannot listen on {}: {error}", cli.server.bind))?;
+        let application = match Application::build(&cli.server) {
+            Ok(application) => application,
+            // A bad certificate or key is a bad setting: one line, exit code 2.
+            Err(error @ StartupError::Tls(_)) => {
+                return Err((format!("error: {error}"), ExitCode::from(EXIT_BAD_CONFIG)));
+            }
+            Err(error) => return Err((format!("error: {error}"), ExitCode::FAILURE)),
+        };
+        let scheme = if cli.server.tls_cert.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         log::info!(
-            "partner-api {} listening on http://{} with {} workers",
+            "partner-api {} listening on {scheme}://{} with {} workers",
             env!("CARGO_PKG_VERSION"),
             application.local_addr(),
             cli.server.worker_count()
@@ -38,13 +49,13 @@ fn serve(cli: &Cli) -> ExitCode {
         application
             .run_until_stopped()
             .await
-            .map_err(|error| format!("server error: {error}"))
+            .map_err(|error| (format!("error: server: {error}"), ExitCode::FAILURE))
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            log::error!("{message}");
-            ExitCode::FAILURE
+        Err((message, code)) => {
+            eprintln!("{message}");
+            code
         }
     }
 }

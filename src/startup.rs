@@ -1,16 +1,19 @@
 //! Building and running the service. [`app`] is the app factory: the production server, the
 //! tests and the OpenAPI generator all build exactly this app. [`Application`] binds its own
-//! listener (port 0 in tests, whose real port is read back), starts the workers, and stops
-//! gracefully on SIGTERM or SIGINT: it stops accepting, lets in-flight requests finish within
-//! the grace period, then returns so the process exits 0.
+//! listener (port 0 in tests, whose real port is read back), plain or TLS, starts the workers
+//! and the background tasks (limiter pruning, certificate watching), and stops gracefully on
+//! SIGTERM or SIGINT: it stops accepting, lets in-flight requests finish within the grace
+//! period, then returns so the process exits 0.
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::KeepAlive;
+use actix_web::http::header::HeaderValue;
 use actix_web::{App, Error, HttpServer};
 use utoipa_actix_web::AppExt;
 
@@ -21,12 +24,15 @@ use crate::docs;
 use crate::extract::BodyLimit;
 use crate::rate_limit::RateLimits;
 use crate::routes::{self, ExtraRoutes, RouteTable};
+use crate::tls::{CertificateStore, TlsError};
 
 /// What the app factory needs; cloned into every worker. The rate limiters inside are built
 /// once and shared, so every worker counts against the same buckets.
 #[derive(Clone)]
 pub struct AppSettings {
     pub docs_base: DocsBase,
+    /// `Strict-Transport-Security` value, sent on every response when serving HTTPS.
+    pub hsts: Option<HeaderValue>,
     pub body_limit: BodyLimit,
     pub clients: ClientResolver,
     pub rate_limits: RateLimits,
@@ -63,8 +69,29 @@ pub fn app(
         .wrap(RequestConventions::new(
             settings.docs_base,
             settings.clients,
+            settings.hsts,
         ))
 }
+
+/// Why the service could not start.
+#[derive(Debug)]
+pub enum StartupError {
+    /// The address cannot be bound (in use, not ours, no permission).
+    Bind(SocketAddr, io::Error),
+    /// The certificate or key is unusable: a bad setting, like a bad flag value.
+    Tls(TlsError),
+}
+
+impl std::fmt::Display for StartupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartupError::Bind(addr, error) => write!(f, "cannot listen on {addr}: {error}"),
+            StartupError::Tls(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for StartupError {}
 
 /// A bound, started server.
 pub struct Application {
@@ -72,11 +99,12 @@ pub struct Application {
     local_addr: SocketAddr,
     rate_limits: RateLimits,
     prune_every: Duration,
+    certificates: Option<(Arc<CertificateStore>, Option<Duration>)>,
 }
 
 impl Application {
     /// Binds `config.bind` and starts the service with the API's routes.
-    pub fn build(config: &ServerConfig) -> io::Result<Application> {
+    pub fn build(config: &ServerConfig) -> Result<Application, StartupError> {
         Application::build_with_routes(config, |_| {})
     }
 
@@ -84,17 +112,35 @@ impl Application {
     pub fn build_with_routes(
         config: &ServerConfig,
         extra_routes: ExtraRoutes,
-    ) -> io::Result<Application> {
-        let listener = TcpListener::bind(config.bind)?;
-        let local_addr = listener.local_addr()?;
+    ) -> Result<Application, StartupError> {
+        // The certificate is checked before anything listens: a bad one never starts a server
+        // that then fails every handshake.
+        let certificates = match (&config.tls_cert, &config.tls_key) {
+            (Some(cert), Some(key)) => {
+                Some(CertificateStore::load(cert, key).map_err(StartupError::Tls)?)
+            }
+            _ => None,
+        };
+        let bind_error = |error| StartupError::Bind(config.bind, error);
+        let listener = TcpListener::bind(config.bind).map_err(bind_error)?;
+        let local_addr = listener.local_addr().map_err(bind_error)?;
+        let scheme = if certificates.is_some() {
+            "https"
+        } else {
+            "http"
+        };
         let settings = AppSettings {
             docs_base: match &config.docs_base_url {
                 Some(url) => DocsBase::Fixed(url.clone().into_shared()),
-                None => DocsBase::OwnOrigin {
-                    scheme: "http",
-                    local_addr,
-                },
+                None => DocsBase::OwnOrigin { scheme, local_addr },
             },
+            hsts: certificates
+                .as_ref()
+                .filter(|_| config.hsts_max_age_secs > 0)
+                .map(|_| {
+                    HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age_secs))
+                        .expect("a number is a header value")
+                }),
             body_limit: BodyLimit(config.max_body_bytes as usize),
             clients: ClientResolver::new(config.trusted_proxies.clone()),
             // Built here, outside the per-worker factory, so that all workers share it.
@@ -112,20 +158,37 @@ impl Application {
             .shutdown_timeout(config.shutdown_grace_secs)
             // Signals are handled in `run_until_stopped`: actix-server would stop at once on
             // SIGINT, and both signals must drain in-flight requests.
-            .disable_signals()
-            .listen(listener)?
-            .run();
+            .disable_signals();
+        let server = match &certificates {
+            Some(store) => {
+                let tls = store.server_config().map_err(StartupError::Tls)?;
+                server.listen_rustls_0_23(listener, tls)
+            }
+            None => server.listen(listener),
+        }
+        .map_err(bind_error)?
+        .run();
+        let watch_every =
+            (config.tls_watch_secs > 0).then(|| Duration::from_secs(config.tls_watch_secs));
         Ok(Application {
             server,
             local_addr,
             rate_limits,
             prune_every: Duration::from_secs(config.rate_limit_prune_secs),
+            certificates: certificates.map(|store| (store, watch_every)),
         })
     }
 
     /// The address actually bound (the real port when the configuration asked for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The certificate in use, when the service speaks HTTPS (to reload it from elsewhere).
+    pub fn certificates(&self) -> Option<Arc<CertificateStore>> {
+        self.certificates
+            .as_ref()
+            .map(|(store, _)| Arc::clone(store))
     }
 
     /// A handle to stop the server from elsewhere, gracefully or not.
@@ -144,6 +207,9 @@ impl Application {
                 rate_limits.prune();
             }
         });
+        let watching = self
+            .certificates
+            .map(|(store, every)| actix_web::rt::spawn(store.watch(every)));
         let handle = self.server.handle();
         actix_web::rt::spawn(async move {
             let signal = shutdown_signal().await;
@@ -152,6 +218,9 @@ impl Application {
         });
         let served = self.server.await;
         pruning.abort();
+        if let Some(watching) = watching {
+            watching.abort();
+        }
         served?;
         log::info!("stopped");
         Ok(())

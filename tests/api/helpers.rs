@@ -22,7 +22,10 @@ use utoipa_actix_web::service_config::ServiceConfig;
 pub struct TestApp {
     /// `http://127.0.0.1:<port>`
     pub address: String,
+    pub local_addr: std::net::SocketAddr,
     pub client: reqwest::Client,
+    /// The certificate in use, when the app serves HTTPS.
+    pub certificates: Option<std::sync::Arc<partner_api::tls::CertificateStore>>,
     handle: ServerHandle,
 }
 
@@ -55,7 +58,9 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
     configure(&mut config);
     let application =
         Application::build_with_routes(&config, test_routes).expect("the test app starts");
-    let address = format!("http://{}", application.local_addr());
+    let local_addr = application.local_addr();
+    let address = format!("http://{local_addr}");
+    let certificates = application.certificates();
     let handle = application.handle();
     actix_web::rt::spawn(application.run_until_stopped());
     let client = reqwest::Client::builder()
@@ -65,7 +70,9 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         .unwrap();
     TestApp {
         address,
+        local_addr,
         client,
+        certificates,
         handle,
     }
 }

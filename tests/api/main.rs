@@ -11,3 +11,4 @@ mod process;
 mod rate_limit;
 mod readme;
 mod routing;
+mod tls;

@@ -8,6 +8,8 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::tls::TestPki;
+
 const BINARY: &str = env!("CARGO_BIN_EXE_partner-api");
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -79,9 +81,9 @@ impl ServerProcess {
             seen: Vec::new(),
             address: "0.0.0.0:0".parse().unwrap(),
         };
-        let line = server.wait_for_line("listening on http://");
+        let line = server.wait_for_line(" listening on ");
         let address = line
-            .split("listening on http://")
+            .split("://")
             .nth(1)
             .and_then(|rest| rest.split_whitespace().next())
             .unwrap();
@@ -325,4 +327,107 @@ fn a_signal_drains_in_flight_requests_then_exits_0() {
         assert_eq!(status.code(), Some(0), "{name}");
         server.wait_for_line("stopped");
     }
+}
+
+#[test]
+fn a_bad_certificate_or_key_is_one_line_with_exit_code_2() {
+    let pki = TestPki::new("startup");
+    let other = TestPki::new("startup-other");
+    let missing = pki.dir.join("missing.pem");
+    let path = |path: &std::path::Path| path.to_str().unwrap().to_owned();
+    let cases = [
+        (
+            path(&missing),
+            path(&pki.key_path),
+            format!("cannot read {}", path(&missing)),
+        ),
+        (
+            path(&pki.cert_path),
+            path(&other.key_path),
+            format!(
+                "the private key in {} does not belong to the certificate in {}",
+                path(&other.key_path),
+                path(&pki.cert_path)
+            ),
+        ),
+        (
+            path(&pki.key_path),
+            path(&pki.cert_path),
+            format!("{} holds no PEM certificate", path(&pki.key_path)),
+        ),
+    ];
+    for (cert, key, expected) in cases {
+        let output = run(partner_api().args([
+            "--bind",
+            "127.0.0.1:0",
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+        ]));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("error: {expected}")),
+            "{stderr:?}"
+        );
+    }
+    // A certificate without its key is refused by the command line itself.
+    let output = run(partner_api().args(["--tls-cert", &path(&pki.cert_path)]));
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn https_service_passes_the_healthcheck_and_rotates_on_sighup() {
+    let pki = TestPki::new("sighup");
+    let (cert, key, ca) = (
+        pki.cert_path.to_str().unwrap(),
+        pki.key_path.to_str().unwrap(),
+        pki.ca_path.to_str().unwrap(),
+    );
+    let mut server = ServerProcess::start(&[
+        "--tls-cert",
+        cert,
+        "--tls-key",
+        key,
+        "--tls-watch-secs",
+        "0",
+    ]);
+    server.wait_for_line("listening on https://");
+    let url = format!("https://localhost:{}", server.address.port());
+    let loopback_url = format!("https://127.0.0.1:{}", server.address.port());
+
+    let verified = run(partner_api().args(["healthcheck", "--url", &url, "--ca-file", ca]));
+    assert_eq!(verified.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(verified.stdout).unwrap(),
+        format!(
+            "healthy: GET {url}/v1/ping answered 200 with pong true (certificate verified against {ca})\n"
+        )
+    );
+    let unverified = run(partner_api().args([
+        "healthcheck",
+        "--url",
+        &loopback_url,
+        "--insecure-localhost",
+    ]));
+    assert_eq!(unverified.status.code(), Some(0));
+    assert!(
+        String::from_utf8(unverified.stdout)
+            .unwrap()
+            .ends_with("(certificate NOT verified: --insecure-localhost)\n")
+    );
+    // Not trusted by the public roots: one line saying why, exit 1.
+    let untrusted = run(partner_api().args(["healthcheck", "--url", &url]));
+    let stderr = String::from_utf8(untrusted.stderr).unwrap();
+    assert_eq!(untrusted.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("UnknownIssuer"), "{stderr}");
+
+    pki.issue();
+    server.signal(libc::SIGHUP);
+    server.wait_for_line("TLS certificate reloaded (SIGHUP)");
+    let after = run(partner_api().args(["healthcheck", "--url", &url, "--ca-file", ca]));
+    assert_eq!(after.status.code(), Some(0));
 }

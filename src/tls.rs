@@ -1,0 +1,332 @@
+//! HTTPS termination. With `--tls-cert` and `--tls-key` the listener speaks TLS 1.2 and 1.3
+//! only (rustls with the ring provider), offering HTTP/2 and HTTP/1.1 through ALPN. The
+//! certificate and key are checked at start-up (a missing, unreadable, empty or mismatched
+//! pair is one line naming the file, exit code 2) and can be replaced without a restart: on
+//! SIGHUP, or when either file changes on disk, the pair is loaded again and, if it is valid,
+//! used for every new handshake; open connections keep theirs. A bad new pair is refused with
+//! a log line and the old one stays in use.
+
+use std::fmt;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, SystemTime};
+
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+
+/// Why a certificate and key cannot be used; the message names the file.
+#[derive(Debug)]
+pub enum TlsError {
+    Unreadable { path: PathBuf, reason: String },
+    NoCertificate { path: PathBuf },
+    NoPrivateKey { path: PathBuf },
+    UnsupportedKey { path: PathBuf, reason: String },
+    Mismatch { cert: PathBuf, key: PathBuf },
+    Config(String),
+}
+
+impl fmt::Display for TlsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TlsError::Unreadable { path, reason } => {
+                write!(f, "cannot read {}: {reason}", path.display())
+            }
+            TlsError::NoCertificate { path } => write!(
+                f,
+                "{} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)",
+                path.display()
+            ),
+            TlsError::NoPrivateKey { path } => write!(
+                f,
+                "{} holds no PEM private key (expected a PKCS#8, PKCS#1 or SEC1 key)",
+                path.display()
+            ),
+            TlsError::UnsupportedKey { path, reason } => {
+                write!(
+                    f,
+                    "the private key in {} cannot be used: {reason}",
+                    path.display()
+                )
+            }
+            TlsError::Mismatch { cert, key } => write!(
+                f,
+                "the private key in {} does not belong to the certificate in {}",
+                key.display(),
+                cert.display()
+            ),
+            TlsError::Config(reason) => write!(f, "TLS configuration: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for TlsError {}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Reads and checks a certificate chain and its private key.
+pub fn load_pair(cert_path: &Path, key_path: &Path) -> Result<CertifiedKey, TlsError> {
+    let unreadable = |path: &Path, reason: String| TlsError::Unreadable {
+        path: path.to_owned(),
+        reason,
+    };
+    // Read first, so that a missing file is reported as such rather than as "no PEM".
+    let cert_pem = fs::read(cert_path).map_err(|error| unreadable(cert_path, error.to_string()))?;
+    let key_pem = fs::read(key_path).map_err(|error| unreadable(key_path, error.to_string()))?;
+
+    let chain = CertificateDer::pem_slice_iter(&cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|error| unreadable(cert_path, format!("malformed PEM ({error})")))?;
+    if chain.is_empty() {
+        return Err(TlsError::NoCertificate {
+            path: cert_path.to_owned(),
+        });
+    }
+    let key = PrivateKeyDer::from_pem_slice(&key_pem).map_err(|error| match error {
+        rustls::pki_types::pem::Error::NoItemsFound => TlsError::NoPrivateKey {
+            path: key_path.to_owned(),
+        },
+        other => unreadable(key_path, format!("malformed PEM ({other})")),
+    })?;
+    let signing_key = provider()
+        .key_provider
+        .load_private_key(key)
+        .map_err(|error| TlsError::UnsupportedKey {
+            path: key_path.to_owned(),
+            reason: error.to_string(),
+        })?;
+    let pair = CertifiedKey::new(chain, signing_key);
+    match pair.keys_match() {
+        Ok(()) | Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::Unknown)) => {
+            Ok(pair)
+        }
+        Err(rustls::Error::InconsistentKeys(rustls::InconsistentKeys::KeyMismatch)) => {
+            Err(TlsError::Mismatch {
+                cert: cert_path.to_owned(),
+                key: key_path.to_owned(),
+            })
+        }
+        Err(other) => Err(unreadable(
+            cert_path,
+            format!("not a usable certificate ({other})"),
+        )),
+    }
+}
+
+/// When each file was last changed, to notice a replacement.
+type Stamps = [Option<(SystemTime, u64)>; 2];
+
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let metadata = fs::metadata(path).ok()?;
+    Some((metadata.modified().ok()?, metadata.len()))
+}
+
+/// The certificate in use, replaceable while the server runs. Handshakes read it under a
+/// read lock (once per connection, never per request).
+pub struct CertificateStore {
+    cert_path: PathBuf,
+    key_path: PathBuf,
+    current: RwLock<Arc<CertifiedKey>>,
+    stamps: Mutex<Stamps>,
+}
+
+impl fmt::Debug for CertificateStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CertificateStore")
+            .field("cert_path", &self.cert_path)
+            .field("key_path", &self.key_path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CertificateStore {
+    /// Loads the pair, or says which file is wrong.
+    pub fn load(cert_path: &Path, key_path: &Path) -> Result<Arc<CertificateStore>, TlsError> {
+        let stamps = [stamp(cert_path), stamp(key_path)];
+        let pair = load_pair(cert_path, key_path)?;
+        Ok(Arc::new(CertificateStore {
+            cert_path: cert_path.to_owned(),
+            key_path: key_path.to_owned(),
+            current: RwLock::new(Arc::new(pair)),
+            stamps: Mutex::new(stamps),
+        }))
+    }
+
+    /// Loads the files again; a valid pair replaces the current one for new handshakes, an
+    /// invalid one is refused and the current one stays.
+    pub fn reload(&self) -> Result<(), TlsError> {
+        *self.stamps.lock().unwrap_or_else(|e| e.into_inner()) =
+            [stamp(&self.cert_path), stamp(&self.key_path)];
+        let pair = load_pair(&self.cert_path, &self.key_path)?;
+        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(pair);
+        Ok(())
+    }
+
+    /// Reloads, logging the outcome; `why` says what triggered it.
+    pub fn reload_and_log(&self, why: &str) {
+        match self.reload() {
+            Ok(()) => log::info!(
+                "TLS certificate reloaded ({why}) from {}",
+                self.cert_path.display()
+            ),
+            Err(error) => log::error!(
+                "TLS certificate reload ({why}) refused, the previous certificate stays in \
+                 use: {error}"
+            ),
+        }
+    }
+
+    /// Whether either file changed since it was last loaded.
+    pub fn files_changed(&self) -> bool {
+        let now = [stamp(&self.cert_path), stamp(&self.key_path)];
+        *self.stamps.lock().unwrap_or_else(|e| e.into_inner()) != now
+    }
+
+    /// The rustls configuration: TLS 1.2 and 1.3, no client certificates, this store as the
+    /// certificate source. actix-web adds the ALPN protocols (h2, http/1.1).
+    pub fn server_config(self: &Arc<Self>) -> Result<rustls::ServerConfig, TlsError> {
+        let config = rustls::ServerConfig::builder_with_provider(provider())
+            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+            .map_err(|error| TlsError::Config(error.to_string()))?
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::clone(self) as Arc<dyn ResolvesServerCert>);
+        Ok(config)
+    }
+
+    /// Watches for SIGHUP and, every `every` (if set), for changed files; reloads on either.
+    pub async fn watch(self: Arc<Self>, every: Option<Duration>) {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut hangup = match signal(SignalKind::hangup()) {
+            Ok(hangup) => Some(hangup),
+            Err(error) => {
+                log::error!(
+                    "cannot listen for SIGHUP ({error}); certificates reload on file changes only"
+                );
+                None
+            }
+        };
+        let mut ticks = every.map(actix_web::rt::time::interval);
+        loop {
+            let changed = async {
+                match ticks.as_mut() {
+                    Some(ticks) => {
+                        ticks.tick().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            let hung_up = async {
+                match hangup.as_mut() {
+                    Some(hangup) => {
+                        hangup.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = hung_up => self.reload_and_log("SIGHUP"),
+                () = changed => {
+                    if self.files_changed() {
+                        self.reload_and_log("the files changed");
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl ResolvesServerCert for CertificateStore {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        Some(Arc::clone(
+            &self.current.read().unwrap_or_else(|e| e.into_inner()),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, contents: &str) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, contents).unwrap();
+        path
+    }
+
+    fn pair(name: &str) -> (String, String) {
+        let certified = rcgen::generate_simple_self_signed(vec![name.to_owned()]).unwrap();
+        (certified.cert.pem(), certified.signing_key.serialize_pem())
+    }
+
+    #[test]
+    fn every_bad_pair_is_named_by_its_file() {
+        let dir = std::env::temp_dir().join(format!("partner-api-tls-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (cert, key) = pair("localhost");
+        let (_, other_key) = pair("localhost");
+        let cert_path = write(&dir, "cert.pem", &cert);
+        let key_path = write(&dir, "key.pem", &key);
+        let other_key_path = write(&dir, "other-key.pem", &other_key);
+        let empty = write(&dir, "empty.pem", "");
+        let missing = dir.join("missing.pem");
+
+        load_pair(&cert_path, &key_path).unwrap();
+        let message = |cert: &Path, key: &Path| load_pair(cert, key).unwrap_err().to_string();
+        assert!(
+            message(&missing, &key_path)
+                .starts_with(&format!("cannot read {}: No such file", missing.display()))
+        );
+        assert_eq!(
+            message(&empty, &key_path),
+            format!(
+                "{} holds no PEM certificate (expected -----BEGIN CERTIFICATE-----)",
+                empty.display()
+            )
+        );
+        assert_eq!(
+            message(&cert_path, &empty),
+            format!(
+                "{} holds no PEM private key (expected a PKCS#8, PKCS#1 or SEC1 key)",
+                empty.display()
+            )
+        );
+        assert_eq!(
+            message(&cert_path, &other_key_path),
+            format!(
+                "the private key in {} does not belong to the certificate in {}",
+                other_key_path.display(),
+                cert_path.display()
+            )
+        );
+        // A key file given as the certificate and vice versa.
+        assert!(message(&key_path, &cert_path).contains("holds no PEM certificate"));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_bad_reload_keeps_the_current_pair() {
+        let dir = std::env::temp_dir().join(format!("partner-api-reload-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let (cert, key) = pair("first.test");
+        let cert_path = write(&dir, "cert.pem", &cert);
+        let key_path = write(&dir, "key.pem", &key);
+        let store = CertificateStore::load(&cert_path, &key_path).unwrap();
+        let before = store.current.read().unwrap().cert[0].clone();
+
+        write(&dir, "key.pem", "not a key");
+        assert!(store.reload().is_err());
+        assert_eq!(store.current.read().unwrap().cert[0], before);
+
+        let (cert, key) = pair("second.test");
+        write(&dir, "cert.pem", &cert);
+        write(&dir, "key.pem", &key);
+        store.reload().unwrap();
+        assert_ne!(store.current.read().unwrap().cert[0], before);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
