@@ -6,27 +6,35 @@
 //! carries the IETF quota fields (draft-ietf-httpapi-ratelimit-headers-09): `RateLimit-Policy`
 //! (`"api";q=<burst>;w=<seconds to refill it>`) and `RateLimit` (`"api";r=<remaining>;t=<seconds
 //! until full>`); a 429 also carries `Retry-After` in whole seconds, rounded up, never 0.
+//!
+//! The limiters are actix-governor's (its config builder and keyed store); the middleware that
+//! consults them is this module's. actix-governor's own middleware cost about 7,000
+//! instructions a request here, mostly for work this service then undid: it stores a result
+//! in the request's extensions, and allocates `x-ratelimit-*` headers that had to be parsed
+//! and replaced by the IETF fields; its 429 is plain text with a truncated wait. See
+//! BENCHMARKS.md for the measurements.
 
-use std::future::{Ready, ready};
+use std::future::{Future, Ready, ready};
+use std::io::Write as _;
 use std::net::IpAddr;
-use std::rc::Rc;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use actix_governor::governor::NotUntil;
-use actix_governor::governor::clock::{Clock, DefaultClock, QuantaInstant};
+use actix_governor::governor::clock::{Clock, DefaultClock};
 use actix_governor::governor::middleware::StateInformationMiddleware;
 use actix_governor::{
-    Governor, GovernorConfig, GovernorConfigBuilder, KeyExtractor, SimpleKeyExtractionError,
+    GovernorConfig, GovernorConfigBuilder, KeyExtractor, SimpleKeyExtractionError,
 };
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
-use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use actix_web::{Error, HttpMessage, HttpResponse, HttpResponseBuilder};
-use futures_util::FutureExt;
-use futures_util::future::LocalBoxFuture;
+use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
+use actix_web::{Error, HttpMessage};
+use futures_util::future::Either;
 
 use crate::client::ClientIp;
+use crate::errors::ApiError;
 use crate::routes::API_PREFIX;
 
 /// Header names of the quota fields.
@@ -73,6 +81,7 @@ impl ClientKey {
 }
 
 /// Keys requests by the client address that the request-conventions middleware resolved.
+/// (actix-governor's builder needs one to know the key type.)
 #[derive(Clone, Copy, Debug)]
 pub struct ClientKeyExtractor;
 
@@ -81,28 +90,19 @@ impl KeyExtractor for ClientKeyExtractor {
     type KeyExtractionError = SimpleKeyExtractionError<&'static str>;
 
     fn extract(&self, request: &ServiceRequest) -> Result<ClientKey, Self::KeyExtractionError> {
-        // Never fails: a request whose client is unknown shares the `Unknown` bucket.
-        Ok(ClientKey::of(
-            request
-                .extensions()
-                .get::<ClientIp>()
-                .map(|client| client.0),
-        ))
+        Ok(client_key(request))
     }
+}
 
-    fn exceed_rate_limit_response(
-        &self,
-        negative: &NotUntil<QuantaInstant>,
-        mut response: HttpResponseBuilder,
-    ) -> HttpResponse {
-        // actix-governor truncates the wait to whole seconds (a client told "0" retries at once
-        // and is refused again); round up instead. The body is written by the conventions
-        // middleware, like every error body.
-        let wait = negative.wait_time_from(DefaultClock::default().now());
-        response
-            .insert_header((header::RETRY_AFTER, ceil_secs(wait).max(1)))
-            .finish()
-    }
+/// The key of a request. Never fails: a request whose client is unknown shares the
+/// `Unknown` bucket.
+fn client_key(request: &ServiceRequest) -> ClientKey {
+    ClientKey::of(
+        request
+            .extensions()
+            .get::<ClientIp>()
+            .map(|client| client.0),
+    )
 }
 
 fn ceil_secs(duration: Duration) -> u64 {
@@ -142,23 +142,21 @@ impl Policy {
         }
     }
 
-    /// Replaces actix-governor's `x-ratelimit-*` headers with the IETF quota fields.
-    fn announce(&self, headers: &mut HeaderMap) {
-        let remaining = headers
-            .get(X_RATELIMIT_REMAINING)
-            .and_then(|value| value.to_str().ok()?.parse::<u32>().ok());
-        for name in GOVERNOR_HEADERS {
-            headers.remove(name);
-        }
-        let Some(remaining) = remaining else { return };
+    /// Adds the IETF quota fields for a client with `remaining` requests left.
+    fn announce(&self, headers: &mut HeaderMap, remaining: u32) {
         let used = self.quota.burst.saturating_sub(remaining);
         let refill_secs = ceil_secs(self.quota.period() * used);
         headers.insert(RATELIMIT_POLICY, self.policy_header.clone());
-        if let Ok(value) =
-            HeaderValue::from_str(&format!("\"{}\";r={remaining};t={refill_secs}", self.name))
-        {
-            headers.insert(RATELIMIT, value);
-        }
+        headers.insert(RATELIMIT, self.quota_now(remaining, refill_secs));
+    }
+
+    /// `"<name>";r=<remaining>;t=<seconds>`, written on the stack (this runs on every request).
+    fn quota_now(&self, remaining: u32, refill_secs: u64) -> HeaderValue {
+        let mut text = [0u8; 64];
+        let mut cursor = std::io::Cursor::new(&mut text[..]);
+        let _ = write!(cursor, "\"{}\";r={remaining};t={refill_secs}", self.name);
+        let length = cursor.position() as usize;
+        HeaderValue::from_bytes(&text[..length]).expect("digits and a token are a header value")
     }
 
     fn prune(&self) {
@@ -171,14 +169,6 @@ impl Policy {
         self.limiter.limiter().len()
     }
 }
-
-const X_RATELIMIT_REMAINING: HeaderName = HeaderName::from_static("x-ratelimit-remaining");
-const GOVERNOR_HEADERS: [HeaderName; 4] = [
-    X_RATELIMIT_REMAINING,
-    HeaderName::from_static("x-ratelimit-limit"),
-    HeaderName::from_static("x-ratelimit-after"),
-    HeaderName::from_static("x-ratelimit-whitelisted"),
-];
 
 /// The rate-limit settings of the service.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -255,39 +245,17 @@ where
     type Future = Ready<Result<Self::Transform, ()>>;
 
     fn new_transform(&self, service: S) -> Self::Future {
-        let service = Rc::new(service);
-        let guarded = self.policies.as_ref().map(|policies| {
-            let guard = |policy: &Policy| {
-                Governor::new(&policy.limiter)
-                    .new_transform(Shared(Rc::clone(&service)))
-                    .now_or_never()
-                    .expect("actix-governor builds its middleware at once")
-                    .expect("actix-governor's middleware cannot fail to build")
-            };
-            GuardedServices {
-                api: guard(&policies[API]),
-                docs: guard(&policies[DOCS]),
-                policies: Arc::clone(policies),
-            }
-        });
-        ready(Ok(RateLimitMiddleware { service, guarded }))
+        ready(Ok(RateLimitMiddleware {
+            service,
+            policies: self.policies.clone(),
+        }))
     }
 }
 
-type Guarded<S> =
-    actix_governor::GovernorMiddleware<Shared<S>, ClientKeyExtractor, StateInformationMiddleware>;
-
 pub struct RateLimitMiddleware<S> {
-    service: Rc<S>,
+    service: S,
     /// `None` when limiting is off.
-    guarded: Option<GuardedServices<S>>,
-}
-
-/// The inner service behind the API limiter and behind the docs limiter, and their policies.
-struct GuardedServices<S> {
-    api: Guarded<S>,
-    docs: Guarded<S>,
-    policies: Arc<[Policy; 2]>,
+    policies: Option<Arc<[Policy; 2]>>,
 }
 
 impl<S, B> Service<ServiceRequest> for RateLimitMiddleware<S>
@@ -298,52 +266,67 @@ where
 {
     type Response = ServiceResponse<EitherBody<B>>;
     type Error = Error;
-    type Future = LocalBoxFuture<'static, Result<Self::Response, Error>>;
+    type Future = Either<Announced<S::Future>, Ready<Result<Self::Response, Error>>>;
 
     forward_ready!(service);
 
     fn call(&self, request: ServiceRequest) -> Self::Future {
-        let Some(GuardedServices {
-            api,
-            docs,
-            policies,
-        }) = &self.guarded
-        else {
-            let response = self.service.call(request);
-            return Box::pin(async move { response.await.map(|r| r.map_into_left_body()) });
+        let Some(policies) = &self.policies else {
+            return Either::Left(Announced {
+                inner: self.service.call(request),
+                quota: None,
+            });
         };
-        let (guard, index) = if is_api_path(request.path()) {
-            (api, API)
+        let index = if is_api_path(request.path()) {
+            API
         } else {
-            (docs, DOCS)
+            DOCS
         };
-        let response = guard.call(request);
-        let policies = Arc::clone(policies);
-        Box::pin(async move {
-            let mut response = response.await?;
-            policies[index].announce(response.headers_mut());
-            Ok(response)
-        })
+        let policy = &policies[index];
+        match policy.limiter.limiter().check_key(&client_key(&request)) {
+            Ok(snapshot) => Either::Left(Announced {
+                inner: self.service.call(request),
+                quota: Some((
+                    Arc::clone(policies),
+                    index,
+                    snapshot.remaining_burst_capacity(),
+                )),
+            }),
+            Err(refusal) => {
+                // Rounded up: a client told to wait "0" seconds retries at once and is refused
+                // again. The body is written by the conventions middleware, like every error.
+                let wait = refusal.wait_time_from(DefaultClock::default().now());
+                let mut response =
+                    request.error_response(ApiError::rate_limited(ceil_secs(wait).max(1)));
+                policy.announce(response.headers_mut(), 0);
+                Either::Right(ready(Ok(response.map_into_right_body())))
+            }
+        }
     }
 }
 
-/// Lets two actix-governor middlewares share the one inner service.
-pub struct Shared<S>(Rc<S>);
+/// The inner service's answer, with the quota fields added.
+pub struct Announced<F> {
+    inner: F,
+    quota: Option<(Arc<[Policy; 2]>, usize, u32)>,
+}
 
-impl<S: Service<ServiceRequest>> Service<ServiceRequest> for Shared<S> {
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = S::Future;
+impl<F, B> Future for Announced<F>
+where
+    F: Future<Output = Result<ServiceResponse<B>, Error>> + Unpin,
+{
+    type Output = Result<ServiceResponse<EitherBody<B>>, Error>;
 
-    fn poll_ready(
-        &self,
-        context: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Self::Error>> {
-        self.0.poll_ready(context)
-    }
-
-    fn call(&self, request: ServiceRequest) -> Self::Future {
-        self.0.call(request)
+    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut response = match Pin::new(&mut self.inner).poll(context) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
+            Poll::Ready(Ok(response)) => response,
+        };
+        if let Some((policies, index, remaining)) = &self.quota {
+            policies[*index].announce(response.headers_mut(), *remaining);
+        }
+        Poll::Ready(Ok(response.map_into_left_body()))
     }
 }
 
@@ -390,7 +373,7 @@ mod tests {
     }
 
     #[test]
-    fn quota_fields_replace_the_governor_headers() {
+    fn quota_fields_name_the_policy_and_the_time_to_refill() {
         let policy = Policy::new(
             "api",
             Quota {
@@ -399,16 +382,11 @@ mod tests {
             },
         );
         let mut headers = HeaderMap::new();
-        headers.insert(X_RATELIMIT_REMAINING, HeaderValue::from_static("47"));
-        headers.insert(
-            HeaderName::from_static("x-ratelimit-limit"),
-            HeaderValue::from_static("50"),
-        );
-        policy.announce(&mut headers);
+        policy.announce(&mut headers, 47);
         assert_eq!(headers.get(RATELIMIT_POLICY).unwrap(), "\"api\";q=50;w=5");
         assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=47;t=1");
-        assert!(headers.get("x-ratelimit-limit").is_none());
-        assert!(headers.get(X_RATELIMIT_REMAINING).is_none());
+        policy.announce(&mut headers, 0);
+        assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=0;t=5");
     }
 
     /// A million distinct clients, then quiet: pruning drops their state and frees the map.

@@ -147,18 +147,22 @@ impl Application {
             rate_limits: RateLimits::new(config.rate_limits()),
         };
         let rate_limits = settings.rate_limits.clone();
-        let server = HttpServer::new(move || app(settings.clone(), extra_routes))
-            .workers(config.worker_count())
-            .keep_alive(
-                config
-                    .keep_alive()
-                    .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
-            )
-            .client_request_timeout(config.request_head_timeout())
-            .shutdown_timeout(config.shutdown_grace_secs)
-            // Signals are handled in `run_until_stopped`: actix-server would stop at once on
-            // SIGINT, and both signals must drain in-flight requests.
-            .disable_signals();
+        let server = HttpServer::new(move || {
+            // The factory runs on each worker thread: batch that worker's log lines.
+            crate::logging::batch_on_this_worker();
+            app(settings.clone(), extra_routes)
+        })
+        .workers(config.worker_count())
+        .keep_alive(
+            config
+                .keep_alive()
+                .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
+        )
+        .client_request_timeout(config.request_head_timeout())
+        .shutdown_timeout(config.shutdown_grace_secs)
+        // Signals are handled in `run_until_stopped`: actix-server would stop at once on
+        // SIGINT, and both signals must drain in-flight requests.
+        .disable_signals();
         let server = match &certificates {
             Some(store) => {
                 let tls = store.server_config().map_err(StartupError::Tls)?;
