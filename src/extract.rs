@@ -12,7 +12,7 @@ use actix_web::http::header;
 use actix_web::web::BytesMut;
 use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::StreamExt;
-use futures_util::future::LocalBoxFuture;
+use futures_util::future::{Either, LocalBoxFuture};
 use serde::de::DeserializeOwned;
 
 use crate::errors::{ApiError, ErrorCode};
@@ -54,9 +54,14 @@ pub struct Body<T>(pub T);
 
 impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
     type Error = ApiError;
-    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+    type Future =
+        Either<Ready<Result<Self, ApiError>>, LocalBoxFuture<'static, Result<Self, ApiError>>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        // A request without a body (the usual GET) needs no reading, so no boxed future.
+        if matches!(payload, Payload::None) {
+            return Either::Left(ready(parse_json(b"{}").map(Body)));
+        }
         let limit = req.app_data::<BodyLimit>().copied().unwrap_or_default().0;
         let declared_json = is_json(req);
         let declared_length = req
@@ -65,7 +70,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.parse::<usize>().ok());
         let mut payload = payload.take();
-        Box::pin(async move {
+        Either::Right(Box::pin(async move {
             // Refuse an announced oversize body before reading any of it.
             if declared_length.is_some_and(|length| length > limit) {
                 return Err(too_large(limit));
@@ -88,7 +93,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
                 return Err(ApiError::new(ErrorCode::ContentTypeUnsupported));
             }
             parse_json(&bytes).map(Body)
-        })
+        }))
     }
 }
 

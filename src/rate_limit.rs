@@ -15,7 +15,6 @@
 //! BENCHMARKS.md for the measurements.
 
 use std::future::{Future, Ready, ready};
-use std::io::Write as _;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -105,6 +104,23 @@ fn client_key(request: &ServiceRequest) -> ClientKey {
     )
 }
 
+/// Writes `value` in decimal at the start of `out`; returns the number of digits.
+fn write_decimal(out: &mut [u8], mut value: u64) -> usize {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    let count = digits.len() - start;
+    out[..count].copy_from_slice(&digits[start..]);
+    count
+}
+
 fn ceil_secs(duration: Duration) -> u64 {
     duration.as_secs() + u64::from(duration.subsec_nanos() > 0)
 }
@@ -153,9 +169,15 @@ impl Policy {
     /// `"<name>";r=<remaining>;t=<seconds>`, written on the stack (this runs on every request).
     fn quota_now(&self, remaining: u32, refill_secs: u64) -> HeaderValue {
         let mut text = [0u8; 64];
-        let mut cursor = std::io::Cursor::new(&mut text[..]);
-        let _ = write!(cursor, "\"{}\";r={remaining};t={refill_secs}", self.name);
-        let length = cursor.position() as usize;
+        let mut length = 0;
+        for piece in [b"\"".as_slice(), self.name.as_bytes(), b"\";r="] {
+            text[length..length + piece.len()].copy_from_slice(piece);
+            length += piece.len();
+        }
+        length += write_decimal(&mut text[length..], remaining.into());
+        text[length..length + 3].copy_from_slice(b";t=");
+        length += 3;
+        length += write_decimal(&mut text[length..], refill_secs);
         HeaderValue::from_bytes(&text[..length]).expect("digits and a token are a header value")
     }
 

@@ -1,8 +1,11 @@
 //! `GET /v1/ping`: the connectivity check. It needs no key, reads no data and answers at once,
 //! so monitoring can call it as often as its rate limit allows.
 
-use actix_web::route;
-use actix_web::web::Json;
+use std::sync::LazyLock;
+
+use actix_web::http::header::ContentType;
+use actix_web::web::Bytes;
+use actix_web::{HttpResponse, route};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -47,10 +50,18 @@ pub struct PingBody {}
         example = json!({"object": "ping", "pong": true}),
     )),
 )]
-#[route("/ping", method = "GET", method = "HEAD")]
-pub async fn ping(_query: Query<PingQuery>, _body: Body<PingBody>) -> Json<Ping> {
-    Json(Ping {
+#[route("/v1/ping", method = "GET", method = "HEAD")]
+pub async fn ping(_query: Query<PingQuery>, _body: Body<PingBody>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(PING_BODY.clone())
+}
+
+/// The answer never changes, so it is serialized once (monitoring calls this all day).
+static PING_BODY: LazyLock<Bytes> = LazyLock::new(|| {
+    let answer = Ping {
         object: PingObject::Ping,
         pong: true,
-    })
-}
+    };
+    serde_json::to_vec(&answer).expect("a ping serializes").into()
+});
