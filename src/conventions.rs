@@ -157,10 +157,13 @@ where
                     let mut response = if response.status().as_u16() < 400 {
                         response.map_into_left_body()
                     } else {
-                        let error = api_error_for_response(&response, &request_id);
-                        let docs_base = docs_base.resolve(line.host.as_ref());
-                        let mut rendered = error.to_response(&request_id, &docs_base);
-                        keep_middleware_headers(response.headers(), rendered.headers_mut());
+                        let rendered = {
+                            let error = api_error_for_response(&response, &request_id);
+                            let docs_base = docs_base.resolve(line.host.as_ref());
+                            let mut rendered = error.to_response(&request_id, &docs_base);
+                            keep_middleware_headers(response.headers(), rendered.headers_mut());
+                            rendered
+                        };
                         response.into_response(rendered).map_into_right_body()
                     };
                     set_convention_headers(response.headers_mut(), &request_id, hsts);
@@ -169,7 +172,7 @@ where
                 }
                 Ok(Err(error)) => {
                     let status = error.as_response_error().status_code();
-                    api_error_from(&error, status, &request_id)
+                    api_error_from(&error, status, &request_id).into_owned()
                 }
                 Err(panic) => {
                     let message = panic_message(panic.as_ref());
@@ -234,14 +237,17 @@ fn set_convention_headers(
 /// The error an error response stands for: the `ApiError` attached to it, an actix-web error
 /// converted, or, for a bare status set by a middleware, the catalogue code for that status
 /// (keeping the `Allow` of a 405 and the wait of a 429).
-fn api_error_for_response<B>(response: &ServiceResponse<B>, request_id: &RequestId) -> ApiError {
+fn api_error_for_response<'a, B>(
+    response: &'a ServiceResponse<B>,
+    request_id: &RequestId,
+) -> Cow<'a, ApiError> {
     let status = response.status();
     if let Some(error) = response.response().error() {
         return api_error_from(error, status, request_id);
     }
     let request = response.request();
     let headers = response.headers();
-    match ErrorCode::for_status(status) {
+    Cow::Owned(match ErrorCode::for_status(status) {
         ErrorCode::MethodNotAllowed => match headers.get(header::ALLOW) {
             Some(allow) => ApiError::method_not_allowed(request.method(), allow.clone()),
             None => ApiError::new(ErrorCode::MethodNotAllowed),
@@ -249,7 +255,7 @@ fn api_error_for_response<B>(response: &ServiceResponse<B>, request_id: &Request
         ErrorCode::ResourceMissing => ApiError::resource_missing(request.method(), request.path()),
         ErrorCode::RateLimited => ApiError::rate_limited(retry_after_secs(headers)),
         code => ApiError::new(code),
-    }
+    })
 }
 
 /// Whole seconds to wait, from a middleware's `Retry-After` (or actix-governor's
@@ -264,12 +270,16 @@ fn retry_after_secs(headers: &header::HeaderMap) -> u64 {
     .unwrap_or(1)
 }
 
-fn api_error_from(error: &Error, status: StatusCode, request_id: &RequestId) -> ApiError {
+fn api_error_from<'a>(
+    error: &'a Error,
+    status: StatusCode,
+    request_id: &RequestId,
+) -> Cow<'a, ApiError> {
     if let Some(api_error) = error.as_error::<ApiError>() {
         if let Some(cause) = api_error.internal_cause() {
             log::error!("{request_id} internal error: {cause}");
         }
-        return api_error.clone();
+        return Cow::Borrowed(api_error);
     }
     // An actix-web error (an extractor or payload error of the framework itself). Its text may
     // describe internals, so it goes to the log and the client gets the catalogue's message.
@@ -279,7 +289,7 @@ fn api_error_from(error: &Error, status: StatusCode, request_id: &RequestId) -> 
     } else {
         log::info!("{request_id} request refused by the framework ({status}): {error}");
     }
-    ApiError::new(code)
+    Cow::Owned(ApiError::new(code))
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {

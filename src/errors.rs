@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use actix_web::http::header::{self, HeaderValue};
+use actix_web::http::header::{self, ContentType, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
@@ -429,7 +429,41 @@ impl ApiError {
         if let Some(secs) = retry_after_secs {
             response.insert_header((header::RETRY_AFTER, *secs));
         }
-        response.json(self.envelope(request_id.as_str(), docs_base))
+        response
+            .content_type(ContentType::json())
+            .body(self.json(request_id.as_str(), docs_base))
+    }
+
+    /// The body, exactly as serde serializes [`ErrorEnvelope`] (a test holds them equal), but
+    /// written directly: every error response, 429s in a flood among them, pays for it.
+    pub fn json(&self, request_id: &str, docs_base: &str) -> Vec<u8> {
+        let details = &*self.0;
+        let spec = details.code.spec();
+        let param_len = details.param.as_ref().map_or(4, |param| param.len() + 2);
+        let mut out = Vec::with_capacity(
+            128 + details.message.len() + param_len + docs_base.len() + 2 * spec.code.len(),
+        );
+        out.extend_from_slice(b"{\"error\":{\"type\":\"");
+        out.extend_from_slice(spec.error_type.as_str().as_bytes());
+        out.extend_from_slice(b"\",\"code\":\"");
+        out.extend_from_slice(spec.code.as_bytes());
+        out.extend_from_slice(b"\",\"message\":");
+        write_json_string(&mut out, &details.message);
+        out.extend_from_slice(b",\"param\":");
+        match &details.param {
+            Some(param) => write_json_string(&mut out, param),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"doc_url\":");
+        let mut doc_url = String::with_capacity(docs_base.len() + 14 + spec.code.len());
+        doc_url.push_str(docs_base);
+        doc_url.push_str("/docs/errors#");
+        doc_url.push_str(spec.code);
+        write_json_string(&mut out, &doc_url);
+        out.extend_from_slice(b",\"request_id\":");
+        write_json_string(&mut out, request_id);
+        out.extend_from_slice(b"}}");
+        out
     }
 
     /// The JSON body: `{"error": {...}}`.
@@ -446,6 +480,21 @@ impl ApiError {
                 request_id,
             },
         }
+    }
+}
+
+/// A JSON string: copied as it is when nothing in it needs escaping (the usual case), else
+/// escaped by serde_json.
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    if text
+        .bytes()
+        .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        serde_json::to_writer(&mut *out, text).expect("writing to a Vec cannot fail");
     }
 }
 
@@ -562,6 +611,30 @@ mod tests {
         assert_eq!(echoed.chars().count(), MAX_ECHOED_CHARS + 1);
         assert!(echoed.ends_with('…'));
         assert_eq!(echo("/v1/pings"), "/v1/pings");
+    }
+
+    #[test]
+    fn the_direct_json_is_what_serde_writes_for_the_envelope() {
+        let mut errors: Vec<ApiError> = ErrorCode::ALL.into_iter().map(ApiError::new).collect();
+        errors.push(ApiError::parameter_unknown("nested.field"));
+        errors.push(ApiError::parameter_unknown("quote\"back\\slash\u{1}ctrl é"));
+        errors.push(ApiError::resource_missing(
+            &Method::GET,
+            "/v1/\"odd\"\n/path",
+        ));
+        for error in errors {
+            for docs_base in ["https://api.example.com", "http://127.0.0.1:8080/pre\"fix"] {
+                let expected = serde_json::to_vec(
+                    &error.envelope("req_0123456789abcdef0123456789abcdef", docs_base),
+                )
+                .unwrap();
+                let written = error.json("req_0123456789abcdef0123456789abcdef", docs_base);
+                assert_eq!(
+                    String::from_utf8(written).unwrap(),
+                    String::from_utf8(expected).unwrap()
+                );
+            }
+        }
     }
 
     #[test]

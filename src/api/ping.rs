@@ -63,5 +63,7 @@ static PING_BODY: LazyLock<Bytes> = LazyLock::new(|| {
         object: PingObject::Ping,
         pong: true,
     };
-    serde_json::to_vec(&answer).expect("a ping serializes").into()
+    serde_json::to_vec(&answer)
+        .expect("a ping serializes")
+        .into()
 });
