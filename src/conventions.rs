@@ -20,7 +20,7 @@ use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
-use actix_web::http::uri::{Authority, Uri};
+use actix_web::http::uri::Uri;
 use actix_web::http::{Method, StatusCode};
 use actix_web::{Error, HttpMessage};
 use futures_util::FutureExt;
@@ -51,9 +51,16 @@ impl DocsBase {
         match self {
             DocsBase::Fixed(base) => Cow::Borrowed(base),
             DocsBase::OwnOrigin { scheme, local_addr } => {
+                // Only a plain host[:port] is echoed; anything else falls back to our address.
                 let host = host_header
-                    .and_then(|value| value.to_str().ok())
-                    .filter(|host| host.parse::<Authority>().is_ok_and(|a| a.as_str() == *host));
+                    .map(HeaderValue::as_bytes)
+                    .filter(|host| {
+                        !host.is_empty()
+                            && host
+                                .iter()
+                                .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(byte))
+                    })
+                    .and_then(|host| std::str::from_utf8(host).ok());
                 Cow::Owned(match host {
                     Some(host) => format!("{scheme}://{host}"),
                     None => format!("{scheme}://{local_addr}"),
@@ -157,14 +164,11 @@ where
                     let mut response = if response.status().as_u16() < 400 {
                         response.map_into_left_body()
                     } else {
-                        let rendered = {
-                            let error = api_error_for_response(&response, &request_id);
-                            let docs_base = docs_base.resolve(line.host.as_ref());
-                            let mut rendered = error.to_response(&request_id, &docs_base);
-                            keep_middleware_headers(response.headers(), rendered.headers_mut());
-                            rendered
-                        };
-                        response.into_response(rendered).map_into_right_body()
+                        let error = api_error_for_response(&response, &request_id).into_owned();
+                        let docs_base = docs_base.resolve(line.host.as_ref());
+                        let (request, original) = response.into_parts();
+                        let rendered = error.render_into(original, &request_id, &docs_base);
+                        ServiceResponse::new(request, rendered).map_into_right_body()
                     };
                     set_convention_headers(response.headers_mut(), &request_id, hsts);
                     log_access(&request_id, &line, response.status(), started);
@@ -201,19 +205,6 @@ struct RequestLine {
     uri: Uri,
     host: Option<HeaderValue>,
     client: Option<IpAddr>,
-}
-
-/// Headers that inner middleware set on an error response (the rate limiter's quota fields,
-/// for one) survive its re-rendering; the body's own headers are the new ones.
-fn keep_middleware_headers(original: &header::HeaderMap, rendered: &mut header::HeaderMap) {
-    for (name, value) in original {
-        if name != header::CONTENT_TYPE
-            && name != header::CONTENT_LENGTH
-            && !rendered.contains_key(name)
-        {
-            rendered.append(name.clone(), value.clone());
-        }
-    }
 }
 
 fn set_convention_headers(

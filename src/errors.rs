@@ -9,7 +9,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use actix_web::http::header::{self, ContentType, HeaderValue};
+use actix_web::body::BoxBody;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
@@ -416,22 +417,37 @@ impl ApiError {
     /// The complete response a client sees: status, headers and the contract's JSON body.
     /// `docs_base` is the origin that `doc_url` points into, without a trailing slash.
     pub fn to_response(&self, request_id: &RequestId, docs_base: &str) -> HttpResponse {
-        let ErrorDetails {
-            code,
-            allow,
-            retry_after_secs,
-            ..
-        } = &*self.0;
-        let mut response = HttpResponse::build(code.spec().status);
-        if let Some(allow) = allow {
-            response.insert_header((header::ALLOW, allow.clone()));
+        let mut response = HttpResponse::new(self.0.code.spec().status);
+        self.set_headers(response.headers_mut());
+        response.set_body(BoxBody::new(self.json(request_id.as_str(), docs_base)))
+    }
+
+    /// Turns an error response that a handler, extractor or middleware built into this
+    /// error's response, in place: its status, headers and body are replaced, and headers
+    /// other middleware set on it (the quota fields, for one) are kept.
+    pub fn render_into<B>(
+        &self,
+        mut response: HttpResponse<B>,
+        request_id: &RequestId,
+        docs_base: &str,
+    ) -> HttpResponse {
+        *response.status_mut() = self.0.code.spec().status;
+        response.headers_mut().remove(header::CONTENT_LENGTH);
+        self.set_headers(response.headers_mut());
+        response.set_body(BoxBody::new(self.json(request_id.as_str(), docs_base)))
+    }
+
+    fn set_headers(&self, headers: &mut header::HeaderMap) {
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(allow) = &self.0.allow {
+            headers.insert(header::ALLOW, allow.clone());
         }
-        if let Some(secs) = retry_after_secs {
-            response.insert_header((header::RETRY_AFTER, *secs));
+        if let Some(secs) = self.0.retry_after_secs {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
         }
-        response
-            .content_type(ContentType::json())
-            .body(self.json(request_id.as_str(), docs_base))
     }
 
     /// The body, exactly as serde serializes [`ErrorEnvelope`] (a test holds them equal), but
@@ -448,21 +464,35 @@ impl ApiError {
         out.extend_from_slice(b"\",\"code\":\"");
         out.extend_from_slice(spec.code.as_bytes());
         out.extend_from_slice(b"\",\"message\":");
-        write_json_string(&mut out, &details.message);
+        match &details.message {
+            // Messages written in this code base need no escaping (a test checks the catalogue's).
+            Cow::Borrowed(message) => {
+                debug_assert!(!needs_escaping(message), "{message}");
+                out.push(b'"');
+                out.extend_from_slice(message.as_bytes());
+                out.push(b'"');
+            }
+            Cow::Owned(message) => write_json_string(&mut out, message),
+        }
         out.extend_from_slice(b",\"param\":");
         match &details.param {
             Some(param) => write_json_string(&mut out, param),
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"doc_url\":");
-        let mut doc_url = String::with_capacity(docs_base.len() + 14 + spec.code.len());
-        doc_url.push_str(docs_base);
-        doc_url.push_str("/docs/errors#");
-        doc_url.push_str(spec.code);
-        write_json_string(&mut out, &doc_url);
-        out.extend_from_slice(b",\"request_id\":");
-        write_json_string(&mut out, request_id);
-        out.extend_from_slice(b"}}");
+        if needs_escaping(docs_base) {
+            write_json_string(&mut out, &format!("{docs_base}/docs/errors#{}", spec.code));
+        } else {
+            out.push(b'"');
+            out.extend_from_slice(docs_base.as_bytes());
+            out.extend_from_slice(b"/docs/errors#");
+            out.extend_from_slice(spec.code.as_bytes());
+            out.push(b'"');
+        }
+        // A request id is `req_` and hex digits: nothing to escape.
+        out.extend_from_slice(b",\"request_id\":\"");
+        out.extend_from_slice(request_id.as_bytes());
+        out.extend_from_slice(b"\"}}");
         out
     }
 
@@ -483,13 +513,15 @@ impl ApiError {
     }
 }
 
+fn needs_escaping(text: &str) -> bool {
+    text.bytes()
+        .any(|byte| byte < 0x20 || byte == b'"' || byte == b'\\')
+}
+
 /// A JSON string: copied as it is when nothing in it needs escaping (the usual case), else
 /// escaped by serde_json.
 fn write_json_string(out: &mut Vec<u8>, text: &str) {
-    if text
-        .bytes()
-        .all(|byte| byte >= 0x20 && byte != b'"' && byte != b'\\')
-    {
+    if !needs_escaping(text) {
         out.push(b'"');
         out.extend_from_slice(text.as_bytes());
         out.push(b'"');
@@ -611,6 +643,13 @@ mod tests {
         assert_eq!(echoed.chars().count(), MAX_ECHOED_CHARS + 1);
         assert!(echoed.ends_with('…'));
         assert_eq!(echo("/v1/pings"), "/v1/pings");
+    }
+
+    #[test]
+    fn catalogue_messages_need_no_escaping() {
+        for code in ErrorCode::ALL {
+            assert!(!needs_escaping(code.spec().default_message), "{code:?}");
+        }
     }
 
     #[test]
