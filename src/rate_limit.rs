@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use actix_governor::governor::clock::{Clock, DefaultClock};
+use actix_governor::governor::clock::Clock;
 use actix_governor::governor::middleware::StateInformationMiddleware;
 use actix_governor::{
     GovernorConfig, GovernorConfigBuilder, KeyExtractor, SimpleKeyExtractionError,
@@ -305,7 +305,8 @@ where
             DOCS
         };
         let policy = &policies[index];
-        match policy.limiter.limiter().check_key(&client_key(&request)) {
+        let limiter = policy.limiter.limiter();
+        match limiter.check_key(&client_key(&request)) {
             Ok(snapshot) => Either::Left(Announced {
                 inner: self.service.call(request),
                 quota: Some((
@@ -317,7 +318,9 @@ where
             Err(refusal) => {
                 // Rounded up: a client told to wait "0" seconds retries at once and is refused
                 // again. The body is written by the conventions middleware, like every error.
-                let wait = refusal.wait_time_from(DefaultClock::default().now());
+                // The limiter's own clock: building a new one (as `DefaultClock::default()`
+                // does) runs CPUID, which costs a VM exit on virtual machines, per refusal.
+                let wait = refusal.wait_time_from(limiter.clock().now());
                 let mut response =
                     request.error_response(ApiError::rate_limited(ceil_secs(wait).max(1)));
                 policy.announce(response.headers_mut(), 0);
