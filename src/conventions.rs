@@ -26,7 +26,7 @@ use actix_web::{Error, HttpMessage};
 use futures_util::FutureExt;
 use futures_util::future::LocalBoxFuture;
 
-use crate::client::{ClientIp, ClientResolver};
+use crate::client::{ClientResolver, ForwardedClient};
 use crate::errors::{ApiError, ErrorCode};
 use crate::request_id::RequestId;
 
@@ -136,8 +136,11 @@ where
         let client = self
             .clients
             .resolve(request.peer_addr().map(|peer| peer.ip()), request.headers());
-        if let Some(ip) = client {
-            request.extensions_mut().insert(ClientIp(ip));
+        // The limiter keys by the peer address; only a client that a trusted proxy named (or
+        // failed to name) needs passing on, which costs an allocation.
+        let peer = request.peer_addr().map(|peer| peer.ip().to_canonical());
+        if client != peer {
+            request.extensions_mut().insert(ForwardedClient(client));
         }
         let line = RequestLine {
             method: request.method().clone(),
@@ -303,7 +306,7 @@ fn log_access(request_id: &RequestId, line: &RequestLine, status: StatusCode, st
         let mut text = text.borrow_mut();
         text.clear();
         write_access_line(&mut text, request_id, line, status, micros);
-        log::info!(target: ACCESS_LOG_TARGET, "{}", text.as_str());
+        crate::logging::write_access_line(ACCESS_LOG_TARGET, &text);
     });
 }
 

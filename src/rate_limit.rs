@@ -32,7 +32,7 @@ use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use actix_web::{Error, HttpMessage};
 use futures_util::future::Either;
 
-use crate::client::ClientIp;
+use crate::client::ForwardedClient;
 use crate::errors::ApiError;
 use crate::routes::API_PREFIX;
 
@@ -93,15 +93,14 @@ impl KeyExtractor for ClientKeyExtractor {
     }
 }
 
-/// The key of a request. Never fails: a request whose client is unknown shares the
-/// `Unknown` bucket.
+/// The key of a request: the client a trusted proxy named (or failed to name), which the
+/// conventions middleware put in the extensions, else the peer. Never fails: a request whose
+/// client is unknown shares the `Unknown` bucket.
 fn client_key(request: &ServiceRequest) -> ClientKey {
-    ClientKey::of(
-        request
-            .extensions()
-            .get::<ClientIp>()
-            .map(|client| client.0),
-    )
+    match request.extensions().get::<ForwardedClient>() {
+        Some(forwarded) => ClientKey::of(forwarded.0),
+        None => ClientKey::of(request.peer_addr().map(|peer| peer.ip())),
+    }
 }
 
 /// Writes `value` in decimal at the start of `out`; returns the number of digits.
