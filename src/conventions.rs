@@ -351,18 +351,8 @@ fn write_access_line(
     text.push_str("us");
 }
 
-fn push_decimal(text: &mut String, mut value: u64) {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    text.push_str(std::str::from_utf8(&digits[start..]).expect("ASCII digits"));
+fn push_decimal(text: &mut String, value: u64) {
+    text.push_str(crate::digits::decimal(value, &mut [0; 20]));
 }
 
 /// Log target of the access log, so it can be filtered on its own (`RUST_LOG=access=off`).

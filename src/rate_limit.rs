@@ -33,6 +33,7 @@ use actix_web::{Error, HttpMessage};
 use futures_util::future::Either;
 
 use crate::client::ForwardedClient;
+use crate::digits::decimal;
 use crate::errors::ApiError;
 use crate::routes::API_PREFIX;
 
@@ -103,23 +104,6 @@ fn client_key(request: &ServiceRequest) -> ClientKey {
     }
 }
 
-/// Writes `value` in decimal at the start of `out`; returns the number of digits.
-fn write_decimal(out: &mut [u8], mut value: u64) -> usize {
-    let mut digits = [0u8; 20];
-    let mut start = digits.len();
-    loop {
-        start -= 1;
-        digits[start] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    let count = digits.len() - start;
-    out[..count].copy_from_slice(&digits[start..]);
-    count
-}
-
 fn ceil_secs(duration: Duration) -> u64 {
     duration.as_secs() + u64::from(duration.subsec_nanos() > 0)
 }
@@ -173,10 +157,14 @@ impl Policy {
             text[length..length + piece.len()].copy_from_slice(piece);
             length += piece.len();
         }
-        length += write_decimal(&mut text[length..], remaining.into());
-        text[length..length + 3].copy_from_slice(b";t=");
-        length += 3;
-        length += write_decimal(&mut text[length..], refill_secs);
+        for piece in [
+            decimal(remaining.into(), &mut [0; 20]).as_bytes(),
+            b";t=",
+            decimal(refill_secs, &mut [0; 20]).as_bytes(),
+        ] {
+            text[length..length + piece.len()].copy_from_slice(piece);
+            length += piece.len();
+        }
         HeaderValue::from_bytes(&text[..length]).expect("digits and a token are a header value")
     }
 
