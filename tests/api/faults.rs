@@ -3,22 +3,11 @@
 
 use crate::helpers::{ExpectedError, log_lines_containing, spawn_app};
 
-const INTERNAL_MESSAGE: &str = "An internal error occurred. The request may be retried; if the error persists, report the request_id.";
-
 #[actix_web::test]
 async fn a_panicking_handler_answers_500_and_the_worker_goes_on() {
     let app = spawn_app().await;
     let response = app.get("/test/panic").await;
-    app.assert_error(
-        &response,
-        ExpectedError {
-            status: 500,
-            error_type: "api_error",
-            code: "internal_error",
-            message: INTERNAL_MESSAGE,
-            param: None,
-        },
-    );
+    app.assert_error(&response, ExpectedError::internal());
     let request_id = response.header("service-request-id");
     let logged = log_lines_containing(&request_id);
     assert!(
@@ -73,14 +62,5 @@ async fn framework_error_text_is_not_sent_to_the_client() {
 async fn a_plain_text_error_response_is_converted() {
     let app = spawn_app().await;
     let response = app.get("/test/plain-error").await;
-    app.assert_error(
-        &response,
-        ExpectedError {
-            status: 500,
-            error_type: "api_error",
-            code: "internal_error",
-            message: INTERNAL_MESSAGE,
-            param: None,
-        },
-    );
+    app.assert_error(&response, ExpectedError::internal());
 }

@@ -177,6 +177,28 @@ pub struct ExpectedError<'a> {
 }
 
 impl ExpectedError<'_> {
+    /// 500 `internal_error` with the catalogue's message: what a fault looks like outside.
+    pub fn internal() -> ExpectedError<'static> {
+        ExpectedError {
+            status: 500,
+            error_type: "api_error",
+            code: "internal_error",
+            message: "An internal error occurred. The request may be retried; if the error \
+                      persists, report the request_id.",
+            param: None,
+        }
+    }
+
+    /// 400 `parameter_unknown` naming `foo`.
+    pub fn unknown_foo() -> ExpectedError<'static> {
+        ExpectedError::invalid_request(
+            400,
+            "parameter_unknown",
+            "Received unknown parameter: foo",
+            Some("foo"),
+        )
+    }
+
     pub fn invalid_request<'a>(
         status: u16,
         code: &'a str,

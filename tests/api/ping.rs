@@ -36,15 +36,7 @@ async fn unknown_query_parameter_is_refused() {
     let app = spawn_app().await;
     for query in ["foo=1", "foo", "foo=1&bar=2"] {
         let response = app.get(&format!("/v1/ping?{query}")).await;
-        app.assert_error(
-            &response,
-            ExpectedError::invalid_request(
-                400,
-                "parameter_unknown",
-                "Received unknown parameter: foo",
-                Some("foo"),
-            ),
-        );
+        app.assert_error(&response, ExpectedError::unknown_foo());
     }
 }
 
@@ -52,15 +44,7 @@ async fn unknown_query_parameter_is_refused() {
 async fn unknown_body_field_is_refused() {
     let app = spawn_app().await;
     let response = app.send_json("GET", "/v1/ping", r#"{"foo":1}"#).await;
-    app.assert_error(
-        &response,
-        ExpectedError::invalid_request(
-            400,
-            "parameter_unknown",
-            "Received unknown parameter: foo",
-            Some("foo"),
-        ),
-    );
+    app.assert_error(&response, ExpectedError::unknown_foo());
 }
 
 #[actix_web::test]
