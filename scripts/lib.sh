@@ -35,9 +35,16 @@ start_server() {
     port=$(free_port)
     "$RELEASE_BINARY" --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
     SERVER_PID=$!
+    # With a certificate the server speaks HTTPS; readiness is probed on loopback without
+    # verifying it (the callers check the certificate themselves).
+    local probe=()
     SERVER_URL="http://127.0.0.1:$port"
+    if [[ " $* " == *" --tls-cert "* ]]; then
+        SERVER_URL="https://localhost:$port"
+        probe=(--insecure-localhost)
+    fi
     for _ in $(seq 100); do
-        if "$RELEASE_BINARY" healthcheck --url "$SERVER_URL" --timeout 1 >/dev/null 2>&1; then
+        if "$RELEASE_BINARY" healthcheck --url "$SERVER_URL" "${probe[@]}" --timeout 1 >/dev/null 2>&1; then
             echo "==> partner-api (pid $SERVER_PID) serving at $SERVER_URL, log in $log"
             return 0
         fi

@@ -431,3 +431,42 @@ fn https_service_passes_the_healthcheck_and_rotates_on_sighup() {
     let after = run(partner_api().args(["healthcheck", "--url", &url, "--ca-file", ca]));
     assert_eq!(after.status.code(), Some(0));
 }
+
+const README: &str = include_str!("../../README.md");
+
+/// The first line of a README code block that starts with `prefix`.
+fn readme_line(prefix: &str) -> &'static str {
+    README
+        .lines()
+        .find(|line| line.starts_with(prefix))
+        .unwrap_or_else(|| panic!("README has no line starting with {prefix:?}"))
+}
+
+/// The container HEALTHCHECK of the README, run exactly as written (the image's PATH holds
+/// the binary, and the container sets PARTNER_API_BIND for the service it checks).
+#[test]
+fn the_readme_healthcheck_command_passes_against_a_running_service() {
+    let server = ServerProcess::start(&[]);
+    let exec_form = readme_line("HEALTHCHECK ")
+        .split_once(" CMD ")
+        .expect("HEALTHCHECK ... CMD [...]")
+        .1;
+    let argv: Vec<String> = serde_json::from_str(exec_form).expect("CMD is the exec form");
+    assert_eq!(argv[0], "partner-api");
+    let output = run(partner_api()
+        .args(&argv[1..])
+        .env("PARTNER_API_BIND", server.address.to_string()));
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+}
+
+/// The uptime monitor's HEAD request of the README, run as written but for the port.
+#[test]
+fn the_readme_uptime_command_passes_against_a_running_service() {
+    let server = ServerProcess::start(&[]);
+    let command =
+        readme_line("curl --head ").replace("127.0.0.1:8080", &server.address.to_string());
+    let output = run(Command::new("sh").args(["-c", &command]));
+    assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
+    let head = String::from_utf8(output.stdout).unwrap();
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+}
