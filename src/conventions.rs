@@ -133,12 +133,10 @@ where
         let request_id = RequestId::generate();
         // What the access log and a panic's answer need, taken now: the request itself moves
         // into the router, which needs sole ownership of it to record the matched route.
-        let client = self
-            .clients
-            .resolve(request.peer_addr().map(|peer| peer.ip()), request.headers());
+        let peer = request.peer_addr().map(|peer| peer.ip().to_canonical());
+        let client = self.clients.resolve(peer, request.headers());
         // The limiter keys by the peer address; only a client that a trusted proxy named (or
         // failed to name) needs passing on, which costs an allocation.
-        let peer = request.peer_addr().map(|peer| peer.ip().to_canonical());
         if client != peer {
             request.extensions_mut().insert(ForwardedClient(client));
         }
