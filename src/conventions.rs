@@ -27,7 +27,7 @@ use futures_util::FutureExt;
 use futures_util::future::LocalBoxFuture;
 
 use crate::client::{ClientResolver, ForwardedClient};
-use crate::errors::{ApiError, ErrorCode};
+use crate::errors::{ApiError, DocsOrigin, ErrorCode};
 use crate::request_id::RequestId;
 
 /// Response header carrying the request id.
@@ -41,16 +41,35 @@ pub enum DocsBase {
     /// The origin the client addressed: `scheme://<Host header>`, or the listening address
     /// when the request has no usable `Host`.
     OwnOrigin {
-        scheme: &'static str,
-        local_addr: SocketAddr,
+        /// `http://` or `https://`.
+        scheme_prefix: &'static str,
+        /// `<scheme>://<listening address>`, written once.
+        listening: Arc<str>,
     },
 }
 
 impl DocsBase {
-    fn resolve(&self, host_header: Option<&HeaderValue>) -> Cow<'_, str> {
+    /// The client's view of this server: `scheme` (`http` or `https`) and the bound address.
+    pub fn own_origin(scheme: &'static str, local_addr: SocketAddr) -> DocsBase {
+        DocsBase::OwnOrigin {
+            scheme_prefix: if scheme == "https" {
+                "https://"
+            } else {
+                "http://"
+            },
+            listening: format!("{scheme}://{local_addr}").into(),
+        }
+    }
+
+    /// The origin for a request with this `Host`, borrowed in pieces: a flood of error
+    /// responses allocates nothing for it.
+    fn resolve<'a>(&'a self, host_header: Option<&'a HeaderValue>) -> DocsOrigin<'a> {
         match self {
-            DocsBase::Fixed(base) => Cow::Borrowed(base),
-            DocsBase::OwnOrigin { scheme, local_addr } => {
+            DocsBase::Fixed(base) => DocsOrigin::from(&**base),
+            DocsBase::OwnOrigin {
+                scheme_prefix,
+                listening,
+            } => {
                 // Only a plain host[:port] is echoed; anything else falls back to our address.
                 let host = host_header
                     .map(HeaderValue::as_bytes)
@@ -61,10 +80,10 @@ impl DocsBase {
                                 .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(byte))
                     })
                     .and_then(|host| std::str::from_utf8(host).ok());
-                Cow::Owned(match host {
-                    Some(host) => format!("{scheme}://{host}"),
-                    None => format!("{scheme}://{local_addr}"),
-                })
+                match host {
+                    Some(host) => DocsOrigin(scheme_prefix, host),
+                    None => DocsOrigin::from(&**listening),
+                }
             }
         }
     }
@@ -165,11 +184,11 @@ where
                     let mut response = if response.status().as_u16() < 400 {
                         response.map_into_left_body()
                     } else {
-                        let error = api_error_for_response(&response, &request_id).into_owned();
-                        let docs_base = docs_base.resolve(line.host.as_ref());
+                        let rendered = api_error_for_response(&response, &request_id)
+                            .rendered(&request_id, docs_base.resolve(line.host.as_ref()));
                         let (request, original) = response.into_parts();
-                        let rendered = error.render_into(original, &request_id, &docs_base);
-                        ServiceResponse::new(request, rendered).map_into_right_body()
+                        ServiceResponse::new(request, rendered.into_response(original))
+                            .map_into_right_body()
                     };
                     set_convention_headers(response.headers_mut(), &request_id, hsts);
                     log_access(&request_id, &line, response.status(), started);
@@ -192,7 +211,7 @@ where
             // The request is gone (consumed by a failing service or dropped by the unwind), so
             // the answer travels as an error carrying its finished response.
             let mut response =
-                failure.to_response(&request_id, &docs_base.resolve(line.host.as_ref()));
+                failure.to_response(&request_id, docs_base.resolve(line.host.as_ref()));
             set_convention_headers(response.headers_mut(), &request_id, hsts);
             log_access(&request_id, &line, response.status(), started);
             Err(InternalError::from_response(failure, response).into())
@@ -296,7 +315,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 
 /// One line per request: id, client address, method, path, status, duration in microseconds.
 fn log_access(request_id: &RequestId, line: &RequestLine, status: StatusCode, started: Instant) {
-    if !log::log_enabled!(target: ACCESS_LOG_TARGET, log::Level::Info) {
+    if !crate::logging::access_log_enabled() {
         return;
     }
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
@@ -304,7 +323,7 @@ fn log_access(request_id: &RequestId, line: &RequestLine, status: StatusCode, st
         let mut text = text.borrow_mut();
         text.clear();
         write_access_line(&mut text, request_id, line, status, micros);
-        crate::logging::write_access_line(ACCESS_LOG_TARGET, &text);
+        crate::logging::write_access_line(&text);
     });
 }
 
@@ -314,7 +333,8 @@ thread_local! {
 }
 
 /// `req_… 192.0.2.1 "GET /v1/ping" 200 41us`, written piece by piece, without the general
-/// formatting machinery: every request writes one.
+/// formatting machinery (`core::fmt` costs several hundred instructions a number where `itoa`
+/// costs a few dozen): every request writes one.
 fn write_access_line(
     text: &mut String,
     request_id: &RequestId,
@@ -326,11 +346,12 @@ fn write_access_line(
     text.push(' ');
     match line.client {
         Some(IpAddr::V4(ip)) => {
+            let mut digits = itoa::Buffer::new();
             for (index, octet) in ip.octets().into_iter().enumerate() {
                 if index > 0 {
                     text.push('.');
                 }
-                push_decimal(text, octet.into());
+                text.push_str(digits.format(octet));
             }
         }
         Some(ip @ IpAddr::V6(_)) => {
@@ -343,18 +364,11 @@ fn write_access_line(
     text.push(' ');
     text.push_str(line.uri.path());
     text.push_str("\" ");
-    push_decimal(text, status.as_u16().into());
+    text.push_str(status.as_str());
     text.push(' ');
-    push_decimal(text, micros);
+    text.push_str(itoa::Buffer::new().format(micros));
     text.push_str("us");
 }
-
-fn push_decimal(text: &mut String, value: u64) {
-    text.push_str(crate::digits::decimal(value, &mut [0; 20]));
-}
-
-/// Log target of the access log, so it can be filtered on its own (`RUST_LOG=access=off`).
-pub const ACCESS_LOG_TARGET: &str = "access";
 
 #[cfg(test)]
 mod tests {
@@ -362,15 +376,20 @@ mod tests {
 
     #[test]
     fn own_origin_follows_a_valid_host_header_only() {
-        let base = DocsBase::OwnOrigin {
-            scheme: "http",
-            local_addr: "127.0.0.1:8080".parse().unwrap(),
-        };
+        let base = DocsBase::own_origin("http", "127.0.0.1:8080".parse().unwrap());
         let host = HeaderValue::from_static("api.example.test:8443");
-        assert_eq!(base.resolve(Some(&host)), "http://api.example.test:8443");
+        assert_eq!(
+            base.resolve(Some(&host)).to_string(),
+            "http://api.example.test:8443"
+        );
         let host = HeaderValue::from_static("evil.test/path?x");
-        assert_eq!(base.resolve(Some(&host)), "http://127.0.0.1:8080");
-        assert_eq!(base.resolve(None), "http://127.0.0.1:8080");
+        assert_eq!(
+            base.resolve(Some(&host)).to_string(),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(base.resolve(None).to_string(), "http://127.0.0.1:8080");
+        let base = DocsBase::own_origin("https", "[::1]:8443".parse().unwrap());
+        assert_eq!(base.resolve(None).to_string(), "https://[::1]:8443");
     }
 
     #[test]

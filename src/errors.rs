@@ -415,49 +415,37 @@ impl ApiError {
     }
 
     /// The complete response a client sees: status, headers and the contract's JSON body.
-    /// `docs_base` is the origin that `doc_url` points into, without a trailing slash.
-    pub fn to_response(&self, request_id: &RequestId, docs_base: &str) -> HttpResponse {
-        let mut response = HttpResponse::new(self.0.code.spec().status);
-        self.set_headers(response.headers_mut());
-        response.set_body(BoxBody::new(self.json(request_id.as_str(), docs_base)))
+    pub fn to_response(&self, request_id: &RequestId, docs: DocsOrigin<'_>) -> HttpResponse {
+        self.rendered(request_id, docs)
+            .into_response(HttpResponse::new(self.0.code.spec().status))
     }
 
-    /// Turns an error response that a handler, extractor or middleware built into this
-    /// error's response, in place: its status, headers and body are replaced, and headers
-    /// other middleware set on it (the quota fields, for one) are kept.
-    pub fn render_into<B>(
-        &self,
-        mut response: HttpResponse<B>,
-        request_id: &RequestId,
-        docs_base: &str,
-    ) -> HttpResponse {
-        *response.status_mut() = self.0.code.spec().status;
-        response.headers_mut().remove(header::CONTENT_LENGTH);
-        self.set_headers(response.headers_mut());
-        response.set_body(BoxBody::new(self.json(request_id.as_str(), docs_base)))
-    }
-
-    fn set_headers(&self, headers: &mut header::HeaderMap) {
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        if let Some(allow) = &self.0.allow {
-            headers.insert(header::ALLOW, allow.clone());
-        }
-        if let Some(secs) = self.0.retry_after_secs {
-            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    /// What this error's response consists of, written while the error is only borrowed (it
+    /// is often attached to the very response that [`Rendered::into_response`] then rewrites).
+    pub fn rendered(&self, request_id: &RequestId, docs: DocsOrigin<'_>) -> Rendered {
+        Rendered {
+            status: self.0.code.spec().status,
+            allow: self.0.allow.clone(),
+            retry_after_secs: self.0.retry_after_secs,
+            body: self.json(request_id.as_str(), docs),
         }
     }
 
     /// The body, exactly as serde serializes [`ErrorEnvelope`] (a test holds them equal), but
     /// written directly: every error response, 429s in a flood among them, pays for it.
-    pub fn json(&self, request_id: &str, docs_base: &str) -> Vec<u8> {
+    pub fn json(&self, request_id: &str, docs: DocsOrigin<'_>) -> Vec<u8> {
         let details = &*self.0;
         let spec = details.code.spec();
         let param_len = details.param.as_ref().map_or(4, |param| param.len() + 2);
+        // The fixed text is 93 bytes; an escaped string grows, and then the Vec does too.
         let mut out = Vec::with_capacity(
-            128 + details.message.len() + param_len + docs_base.len() + 2 * spec.code.len(),
+            93 + spec.error_type.as_str().len()
+                + 2 * spec.code.len()
+                + details.message.len()
+                + 2
+                + param_len
+                + docs.len()
+                + request_id.len(),
         );
         out.extend_from_slice(b"{\"error\":{\"type\":\"");
         out.extend_from_slice(spec.error_type.as_str().as_bytes());
@@ -480,11 +468,12 @@ impl ApiError {
             None => out.extend_from_slice(b"null"),
         }
         out.extend_from_slice(b",\"doc_url\":");
-        if needs_escaping(docs_base) {
-            write_json_string(&mut out, &format!("{docs_base}/docs/errors#{}", spec.code));
+        if needs_escaping(docs.0) || needs_escaping(docs.1) {
+            write_json_string(&mut out, &format!("{docs}/docs/errors#{}", spec.code));
         } else {
             out.push(b'"');
-            out.extend_from_slice(docs_base.as_bytes());
+            out.extend_from_slice(docs.0.as_bytes());
+            out.extend_from_slice(docs.1.as_bytes());
             out.extend_from_slice(b"/docs/errors#");
             out.extend_from_slice(spec.code.as_bytes());
             out.push(b'"');
@@ -497,7 +486,7 @@ impl ApiError {
     }
 
     /// The JSON body: `{"error": {...}}`.
-    pub fn envelope<'a>(&'a self, request_id: &'a str, docs_base: &str) -> ErrorEnvelope<'a> {
+    pub fn envelope<'a>(&'a self, request_id: &'a str, docs: DocsOrigin<'_>) -> ErrorEnvelope<'a> {
         let details = &*self.0;
         let spec = details.code.spec();
         ErrorEnvelope {
@@ -506,10 +495,75 @@ impl ApiError {
                 code: details.code,
                 message: &details.message,
                 param: details.param.as_deref(),
-                doc_url: format!("{docs_base}/docs/errors#{}", spec.code),
+                doc_url: format!("{docs}/docs/errors#{}", spec.code),
                 request_id,
             },
         }
+    }
+}
+
+/// An error response's parts, from [`ApiError::rendered`].
+pub struct Rendered {
+    status: StatusCode,
+    allow: Option<HeaderValue>,
+    retry_after_secs: Option<u64>,
+    body: Vec<u8>,
+}
+
+impl Rendered {
+    /// Turns `response` (an error response that a handler, extractor or middleware built, or
+    /// a new one) into this error's response: its status, headers and body are replaced, and
+    /// headers other middleware set on it (the quota fields, for one) are kept.
+    pub fn into_response<B>(self, mut response: HttpResponse<B>) -> HttpResponse {
+        *response.status_mut() = self.status;
+        let headers = response.headers_mut();
+        headers.remove(header::CONTENT_LENGTH);
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(allow) = self.allow {
+            headers.insert(header::ALLOW, allow);
+        }
+        if let Some(secs) = self.retry_after_secs {
+            headers.insert(header::RETRY_AFTER, seconds_header(secs));
+        }
+        response.set_body(BoxBody::new(self.body))
+    }
+}
+
+/// A number of seconds as a header value; the usual waits (under ten seconds) are static text
+/// rather than an allocation, since a flood of 429s sends one each.
+fn seconds_header(secs: u64) -> HeaderValue {
+    const DIGITS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+    match DIGITS.get(secs as usize) {
+        Some(digit) => HeaderValue::from_static(digit),
+        None => HeaderValue::from(secs),
+    }
+}
+
+/// Where `doc_url` points: an origin (with an optional path prefix, without a trailing
+/// slash), in two pieces that are written one after the other, so that the usual
+/// `scheme://` and `Host` need not be joined into a new string per error.
+#[derive(Clone, Copy, Debug)]
+pub struct DocsOrigin<'a>(pub &'a str, pub &'a str);
+
+impl DocsOrigin<'_> {
+    fn len(&self) -> usize {
+        self.0.len() + self.1.len()
+    }
+}
+
+impl<'a> From<&'a str> for DocsOrigin<'a> {
+    fn from(origin: &'a str) -> Self {
+        DocsOrigin(origin, "")
+    }
+}
+
+impl fmt::Display for DocsOrigin<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.0)?;
+        f.write_str(self.1)
     }
 }
 
@@ -663,11 +717,16 @@ mod tests {
         ));
         for error in errors {
             for docs_base in ["https://api.example.com", "http://127.0.0.1:8080/pre\"fix"] {
+                let docs = DocsOrigin::from(docs_base);
                 let expected = serde_json::to_vec(
-                    &error.envelope("req_0123456789abcdef0123456789abcdef", docs_base),
+                    &error.envelope("req_0123456789abcdef0123456789abcdef", docs),
                 )
                 .unwrap();
-                let written = error.json("req_0123456789abcdef0123456789abcdef", docs_base);
+                let written = error.json("req_0123456789abcdef0123456789abcdef", docs);
+                // Sized exactly up front, unless something had to be escaped.
+                if !written.contains(&b'\\') {
+                    assert_eq!(written.capacity(), written.len(), "{error}");
+                }
                 assert_eq!(
                     String::from_utf8(written).unwrap(),
                     String::from_utf8(expected).unwrap()

@@ -14,6 +14,7 @@ use actix_web::{FromRequest, HttpMessage, HttpRequest};
 use futures_util::StreamExt;
 use futures_util::future::{Either, LocalBoxFuture};
 use serde::de::DeserializeOwned;
+use serde::de::value::MapDeserializer;
 
 use crate::errors::{ApiError, ErrorCode};
 
@@ -36,7 +37,13 @@ impl<T: DeserializeOwned> FromRequest for Query<T> {
     type Future = Ready<Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
-        ready(parse_query(req.query_string()).map(Query))
+        let query = req.query_string();
+        if query.is_empty()
+            && let Some(value) = from_no_fields()
+        {
+            return ready(Ok(Query(value)));
+        }
+        ready(parse_query(query).map(Query))
     }
 }
 
@@ -60,7 +67,10 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         // A request without a body (the usual GET) needs no reading, so no boxed future.
         if matches!(payload, Payload::None) {
-            return Either::Left(ready(parse_json(b"{}").map(Body)));
+            return Either::Left(ready(match from_no_fields() {
+                Some(value) => Ok(Body(value)),
+                None => parse_json(b"{}").map(Body),
+            }));
         }
         let limit = req.app_data::<BodyLimit>().copied().unwrap_or_default().0;
         let declared_json = is_json(req);
@@ -95,6 +105,15 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
             parse_json(&bytes).map(Body)
         }))
     }
+}
+
+/// `T` from no fields at all, which is what an empty query string or an absent body means,
+/// built without running a parser (nearly every request has neither). `None` when `T` has a
+/// required field: then the caller's parser runs on the empty input and words the error.
+fn from_no_fields<T: DeserializeOwned>() -> Option<T> {
+    let no_fields =
+        MapDeserializer::<_, serde::de::value::Error>::new(std::iter::empty::<(&str, &str)>());
+    T::deserialize(no_fields).ok()
 }
 
 fn is_json(req: &HttpRequest) -> bool {
@@ -208,6 +227,38 @@ mod tests {
         parse_query::<Empty>("").unwrap();
         parse_json::<Empty>(b"{}").unwrap();
         parse_json::<Empty>(b" {} \n").unwrap();
+    }
+
+    /// The shortcut for absent input must mean what the parsers make of empty input.
+    #[test]
+    fn no_fields_reads_like_an_empty_query_and_an_empty_object() {
+        #[derive(Debug, Deserialize, PartialEq)]
+        #[serde(deny_unknown_fields)]
+        struct Optional {
+            limit: Option<u32>,
+            #[serde(default)]
+            names: Vec<String>,
+        }
+        from_no_fields::<Empty>().unwrap();
+        let expected = Optional {
+            limit: None,
+            names: Vec::new(),
+        };
+        assert_eq!(from_no_fields::<Optional>(), Some(expected));
+        assert_eq!(
+            parse_query::<Optional>("").unwrap(),
+            from_no_fields().unwrap()
+        );
+        assert_eq!(
+            parse_json::<Optional>(b"{}").unwrap(),
+            from_no_fields().unwrap()
+        );
+        // A required field: no shortcut, so the parser's own error is what the client sees.
+        assert!(from_no_fields::<Outer>().is_none());
+        assert_eq!(
+            failure::<Outer>("{}"),
+            (ErrorCode::ParameterMissing, Some("name_id".to_owned()))
+        );
     }
 
     #[test]

@@ -7,7 +7,6 @@ pub mod api;
 pub mod client;
 pub mod config;
 pub mod conventions;
-pub mod digits;
 pub mod docs;
 pub mod errors;
 pub mod extract;

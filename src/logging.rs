@@ -13,6 +13,7 @@
 
 use std::cell::RefCell;
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::Duration;
 
 /// Bytes gathered before a worker writes them out.
@@ -20,21 +21,37 @@ pub const BATCH_BYTES: usize = 32 * 1024;
 /// Longest time a line waits in a worker's buffer.
 pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
 
-/// Set once `init` has installed the batching env_logger, whose line format
-/// [`write_access_line`] reproduces.
-static BATCHING_LOGGER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Log target of the access log, so it can be filtered on its own (`RUST_LOG=access=off`).
+pub const ACCESS_LOG_TARGET: &str = "access";
 
-/// Writes one access line. With the service's own logger (installed by [`init`]) the line goes
-/// straight into the worker's batch in env_logger's format: the access line is the one record
-/// every request writes, and env_logger's per-record machinery (its formatter, the lock around
-/// its target) cost about a tenth of a request. Under any other logger (the tests'), it is an
-/// ordinary `log` record. `RUST_LOG` filters it either way.
-pub fn write_access_line(target: &'static str, line: &str) {
-    if !log::log_enabled!(target: target, log::Level::Info) {
-        return;
+/// What [`init`] found: whether the service's own logger is installed (its line format is the
+/// one [`write_access_line`] reproduces) and whether `RUST_LOG` lets access lines through. The
+/// filter cannot change after `init`, and asking env_logger walks its directives, twice a
+/// request; so it is asked once.
+static ACCESS_LOG: AtomicU8 = AtomicU8::new(OTHER_LOGGER);
+/// No logger of ours (the tests): ask `log` for every line.
+const OTHER_LOGGER: u8 = 0;
+const BATCHED_ON: u8 = 1;
+const BATCHED_OFF: u8 = 2;
+
+/// Whether access lines are written at all, so a request whose line would be dropped does not
+/// build it.
+pub fn access_log_enabled() -> bool {
+    match ACCESS_LOG.load(Ordering::Relaxed) {
+        BATCHED_ON => true,
+        BATCHED_OFF => false,
+        _ => log::log_enabled!(target: ACCESS_LOG_TARGET, log::Level::Info),
     }
-    if !BATCHING_LOGGER.load(std::sync::atomic::Ordering::Relaxed) {
-        log::info!(target: target, "{line}");
+}
+
+/// Writes one access line (the caller checked [`access_log_enabled`]). With the service's own
+/// logger (installed by [`init`]) the line goes straight into the worker's batch in
+/// env_logger's format: the access line is the one record every request writes, and
+/// env_logger's per-record machinery (its formatter, the lock around its target) cost about a
+/// tenth of a request. Under any other logger (the tests'), it is an ordinary `log` record.
+pub fn write_access_line(line: &str) {
+    if ACCESS_LOG.load(Ordering::Relaxed) != BATCHED_ON {
+        log::info!(target: ACCESS_LOG_TARGET, "{line}");
         return;
     }
     let appended = BATCH.try_with(|batch| {
@@ -45,7 +62,7 @@ pub fn write_access_line(target: &'static str, line: &str) {
         batch.bytes.push(b'[');
         let _ = write_timestamp(&mut batch.bytes);
         batch.bytes.extend_from_slice(b" INFO  ");
-        batch.bytes.extend_from_slice(target.as_bytes());
+        batch.bytes.extend_from_slice(ACCESS_LOG_TARGET.as_bytes());
         batch.bytes.extend_from_slice(b"] ");
         batch.bytes.extend_from_slice(line.as_bytes());
         batch.bytes.push(b'\n');
@@ -55,7 +72,7 @@ pub fn write_access_line(target: &'static str, line: &str) {
         true
     });
     if appended != Ok(true) {
-        log::info!(target: target, "{line}");
+        log::info!(target: ACCESS_LOG_TARGET, "{line}");
     }
 }
 
@@ -81,7 +98,12 @@ pub fn init() {
         .write_style(env_logger::WriteStyle::Always)
         .target(env_logger::Target::Pipe(Box::new(BatchedStderr)))
         .init();
-    BATCHING_LOGGER.store(true, std::sync::atomic::Ordering::Relaxed);
+    let access = if log::log_enabled!(target: ACCESS_LOG_TARGET, log::Level::Info) {
+        BATCHED_ON
+    } else {
+        BATCHED_OFF
+    };
+    ACCESS_LOG.store(access, Ordering::Relaxed);
     std::panic::set_hook(Box::new(|info| {
         let location = info
             .location()

@@ -244,9 +244,10 @@ fn error_response(status: StatusCode, allow: &str) -> Response {
         .join("\n\n");
     let examples = codes.iter().map(|code| {
         let error = example_error(*code, allow);
-        let body =
-            serde_json::to_value(error.envelope(RequestId::EXAMPLE.as_str(), EXAMPLE_ORIGIN))
-                .expect("error bodies serialize");
+        let body = serde_json::to_value(
+            error.envelope(RequestId::EXAMPLE.as_str(), EXAMPLE_ORIGIN.into()),
+        )
+        .expect("error bodies serialize");
         (
             code.as_str(),
             ExampleBuilder::new()

@@ -33,7 +33,6 @@ use actix_web::{Error, HttpMessage};
 use futures_util::future::Either;
 
 use crate::client::ForwardedClient;
-use crate::digits::decimal;
 use crate::errors::ApiError;
 use crate::routes::API_PREFIX;
 
@@ -116,6 +115,9 @@ struct Policy {
     quota: Quota,
     limiter: Limiter,
     policy_header: HeaderValue,
+    /// The `RateLimit` value of a client with nothing left, which is what every refusal says:
+    /// written once, not once per 429.
+    exhausted_header: HeaderValue,
 }
 
 impl Policy {
@@ -133,20 +135,27 @@ impl Policy {
             quota.window_secs()
         ))
         .expect("the policy is a valid header value");
-        Policy {
+        let mut policy = Policy {
             name,
             quota,
             limiter,
             policy_header,
-        }
+            exhausted_header: HeaderValue::from_static(""),
+        };
+        policy.exhausted_header = policy.quota_now(0, quota.window_secs());
+        policy
     }
 
     /// Adds the IETF quota fields for a client with `remaining` requests left.
     fn announce(&self, headers: &mut HeaderMap, remaining: u32) {
-        let used = self.quota.burst.saturating_sub(remaining);
-        let refill_secs = ceil_secs(self.quota.period() * used);
+        let quota = if remaining == 0 {
+            self.exhausted_header.clone()
+        } else {
+            let used = self.quota.burst.saturating_sub(remaining);
+            self.quota_now(remaining, ceil_secs(self.quota.period() * used))
+        };
         headers.insert(RATELIMIT_POLICY, self.policy_header.clone());
-        headers.insert(RATELIMIT, self.quota_now(remaining, refill_secs));
+        headers.insert(RATELIMIT, quota);
     }
 
     /// `"<name>";r=<remaining>;t=<seconds>`, written on the stack (this runs on every request).
@@ -157,10 +166,11 @@ impl Policy {
             text[length..length + piece.len()].copy_from_slice(piece);
             length += piece.len();
         }
+        let (mut remaining_digits, mut refill_digits) = (itoa::Buffer::new(), itoa::Buffer::new());
         for piece in [
-            decimal(remaining.into(), &mut [0; 20]).as_bytes(),
+            remaining_digits.format(remaining).as_bytes(),
             b";t=",
-            decimal(refill_secs, &mut [0; 20]).as_bytes(),
+            refill_digits.format(refill_secs).as_bytes(),
         ] {
             text[length..length + piece.len()].copy_from_slice(piece);
             length += piece.len();

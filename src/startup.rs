@@ -149,7 +149,7 @@ impl Application {
         let settings = AppSettings {
             docs_base: match &config.docs_base_url {
                 Some(url) => DocsBase::Fixed(url.clone().into_shared()),
-                None => DocsBase::OwnOrigin { scheme, local_addr },
+                None => DocsBase::own_origin(scheme, local_addr),
             },
             hsts: certificates
                 .as_ref()

@@ -3,13 +3,16 @@
 
 use std::sync::LazyLock;
 
-use actix_web::http::header::ContentType;
+use actix_web::HttpResponse;
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
-use actix_web::{HttpResponse, route};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::extract::{Body, Query};
+use crate::routes;
 
 /// The ping object.
 #[derive(Debug, Serialize, ToSchema)]
@@ -42,6 +45,9 @@ pub struct PingBody {}
 /// Answers at once with a ping object. It needs no key and reads no data, so it suits health
 /// checks and uptime monitors; `HEAD` answers the same without a body.
 #[utoipa::path(
+    method(get, head),
+    path = "/v1/ping",
+    impl_for = PingEndpoint,
     tag = "Utility",
     responses((
         status = 200,
@@ -50,11 +56,23 @@ pub struct PingBody {}
         example = json!({"object": "ping", "pong": true}),
     )),
 )]
-#[route("/v1/ping", method = "GET", method = "HEAD")]
 pub async fn ping(_query: Query<PingQuery>, _body: Body<PingBody>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type(ContentType::json())
-        .body(PING_BODY.clone())
+    let mut response = HttpResponse::with_body(StatusCode::OK, PING_BODY.clone());
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response.map_into_boxed_body()
+}
+
+/// The ping endpoint as [`routes::register`] mounts it: path and methods from its
+/// `#[utoipa::path]`.
+pub struct PingEndpoint;
+
+impl HttpServiceFactory for PingEndpoint {
+    fn register(self, config: &mut AppService) {
+        routes::resource::<PingEndpoint>().to(ping).register(config);
+    }
 }
 
 /// The answer never changes, so it is serialized once (monitoring calls this all day).

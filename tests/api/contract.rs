@@ -294,8 +294,10 @@ async fn every_code_has_its_anchor_on_the_served_error_page() {
     );
     for code in ErrorCode::ALL {
         // The doc_url the service emits for this code, resolved against the page.
-        let body =
-            serde_json::to_value(ApiError::new(code).envelope("req_x", &app.address)).unwrap();
+        let body = serde_json::to_value(
+            ApiError::new(code).envelope("req_x", app.address.as_str().into()),
+        )
+        .unwrap();
         let doc_url = body["error"]["doc_url"].as_str().unwrap();
         let (page_url, anchor) = doc_url.split_once('#').unwrap();
         assert_eq!(page_url, app.url("/docs/errors"));
