@@ -12,12 +12,6 @@ use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderMap, HeaderName};
 
-/// The client a trusted proxy named (`None`: it named none usable), stored in the request's
-/// extensions for the rate limiter. Absent when the client is the peer itself, the usual case,
-/// which then costs no allocation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ForwardedClient(pub Option<IpAddr>);
-
 /// An IP network in CIDR notation, e.g. `10.0.0.0/8` or `2001:db8::/32`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IpNetwork {

@@ -1,5 +1,7 @@
 //! The request conventions every response follows, as one middleware around the whole app.
-//! It gives each request a fresh id, catches a panicking handler (500 `internal_error`, the
+//! It gives each request a fresh id, resolves the client and checks its rate limit before
+//! anything else (a refused request is answered here, without routing), catches a panicking
+//! handler (500 `internal_error`, the
 //! panic logged with the id, the worker unharmed), turns every error — an `ApiError`, an
 //! actix-web extractor or payload error, a bare status from a middleware — into the contract's
 //! JSON error object, sets `Service-Request-Id`, `Cache-Control: no-store` and
@@ -16,18 +18,19 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Instant;
 
+use actix_web::Error;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::uri::Uri;
 use actix_web::http::{Method, StatusCode};
-use actix_web::{Error, HttpMessage};
 use futures_util::FutureExt;
-use futures_util::future::LocalBoxFuture;
+use futures_util::future::{Either, LocalBoxFuture};
 
-use crate::client::{ClientResolver, ForwardedClient};
+use crate::client::ClientResolver;
 use crate::errors::{ApiError, DocsOrigin, ErrorCode};
+use crate::rate_limit::{RateLimits, Refusal};
 use crate::request_id::RequestId;
 
 /// Response header carrying the request id.
@@ -94,15 +97,22 @@ impl DocsBase {
 pub struct RequestConventions {
     docs_base: DocsBase,
     clients: ClientResolver,
+    rate_limits: RateLimits,
     hsts: Option<HeaderValue>,
 }
 
 impl RequestConventions {
     /// `hsts` is the `Strict-Transport-Security` value to send, when serving HTTPS.
-    pub fn new(docs_base: DocsBase, clients: ClientResolver, hsts: Option<HeaderValue>) -> Self {
+    pub fn new(
+        docs_base: DocsBase,
+        clients: ClientResolver,
+        rate_limits: RateLimits,
+        hsts: Option<HeaderValue>,
+    ) -> Self {
         RequestConventions {
             docs_base,
             clients,
+            rate_limits,
             hsts,
         }
     }
@@ -124,6 +134,7 @@ where
             service: Rc::new(service),
             docs_base: Rc::new(self.docs_base.clone()),
             clients: self.clients.clone(),
+            rate_limits: self.rate_limits.clone(),
             hsts: self.hsts.clone(),
         }))
     }
@@ -133,6 +144,7 @@ pub struct RequestConventionsMiddleware<S> {
     service: Rc<S>,
     docs_base: Rc<DocsBase>,
     clients: ClientResolver,
+    rate_limits: RateLimits,
     hsts: Option<HeaderValue>,
 }
 
@@ -143,37 +155,43 @@ where
 {
     type Response = ServiceResponse<EitherBody<B, BoxBody>>;
     type Error = Error;
-    type Future = LocalBoxFuture<'static, Result<Self::Response, Self::Error>>;
+    type Future = Either<
+        Ready<Result<Self::Response, Self::Error>>,
+        LocalBoxFuture<'static, Result<Self::Response, Self::Error>>,
+    >;
 
     forward_ready!(service);
 
     fn call(&self, request: ServiceRequest) -> Self::Future {
         let started = Instant::now();
         let request_id = RequestId::generate();
-        // What the access log and a panic's answer need, taken now: the request itself moves
-        // into the router, which needs sole ownership of it to record the matched route.
         let peer = request.peer_addr().map(|peer| peer.ip().to_canonical());
         let client = self.clients.resolve(peer, request.headers());
-        // The limiter keys by the peer address; only a client that a trusted proxy named (or
-        // failed to name) needs passing on, which costs an allocation.
-        if client != peer {
-            request.extensions_mut().insert(ForwardedClient(client));
-        }
+        let quota = match self.rate_limits.check(request.path(), client) {
+            Ok(quota) => quota,
+            Err(refusal) => {
+                return Either::Left(ready(Ok(self.refuse(
+                    request,
+                    &request_id,
+                    client,
+                    refusal,
+                    started,
+                ))));
+            }
+        };
+        // What the access log and a panic's answer need, taken now: the request itself moves
+        // into the router, which needs sole ownership of it to record the matched route.
         let line = RequestLine {
             method: request.method().clone(),
             uri: request.uri().clone(),
-            // HTTP/2 sends the authority as `:authority`, which lands in the URI, not in `Host`.
-            host: request.headers().get(header::HOST).cloned().or_else(|| {
-                let authority = request.uri().authority()?;
-                HeaderValue::from_str(authority.as_str()).ok()
-            }),
+            host: request_host(&request),
             client,
         };
         let service = Rc::clone(&self.service);
         let docs_base = Rc::clone(&self.docs_base);
         let hsts = self.hsts.clone();
 
-        Box::pin(async move {
+        Either::Right(Box::pin(async move {
             // The inner call is made inside the guarded future so that a panic in its
             // synchronous part (routing) is caught as well.
             let outcome = AssertUnwindSafe(async move { service.call(request).await })
@@ -190,8 +208,11 @@ where
                         ServiceResponse::new(request, rendered.into_response(original))
                             .map_into_right_body()
                     };
+                    if let Some(quota) = quota {
+                        quota.add_to(response.headers_mut());
+                    }
                     set_convention_headers(response.headers_mut(), &request_id, hsts);
-                    log_access(&request_id, &line, response.status(), started);
+                    log_access(&request_id, &line.log_fields(), response.status(), started);
                     return Ok(response);
                 }
                 Ok(Err(error)) => {
@@ -212,11 +233,49 @@ where
             // the answer travels as an error carrying its finished response.
             let mut response =
                 failure.to_response(&request_id, docs_base.resolve(line.host.as_ref()));
+            if let Some(quota) = quota {
+                quota.add_to(response.headers_mut());
+            }
             set_convention_headers(response.headers_mut(), &request_id, hsts);
-            log_access(&request_id, &line, response.status(), started);
+            log_access(&request_id, &line.log_fields(), response.status(), started);
             Err(InternalError::from_response(failure, response).into())
-        })
+        }))
     }
+}
+
+impl<S> RequestConventionsMiddleware<S> {
+    /// The 429 for a request over its limit, finished here: it needs nothing the router or
+    /// a handler would add, and nothing kept for later.
+    fn refuse<B>(
+        &self,
+        request: ServiceRequest,
+        request_id: &RequestId,
+        client: Option<IpAddr>,
+        refusal: Refusal,
+        started: Instant,
+    ) -> ServiceResponse<EitherBody<B, BoxBody>> {
+        let host = request_host(&request);
+        let mut response = ApiError::rate_limited(refusal.retry_after_secs)
+            .to_response(request_id, self.docs_base.resolve(host.as_ref()));
+        refusal.quota.add_to(response.headers_mut());
+        set_convention_headers(response.headers_mut(), request_id, self.hsts.clone());
+        let fields = LogFields {
+            method: request.method(),
+            path: request.path(),
+            client,
+        };
+        log_access(request_id, &fields, response.status(), started);
+        request.into_response(response).map_into_right_body()
+    }
+}
+
+/// The host the client addressed. HTTP/2 sends it as `:authority`, which lands in the URI,
+/// not in `Host`.
+fn request_host(request: &ServiceRequest) -> Option<HeaderValue> {
+    request.headers().get(header::HOST).cloned().or_else(|| {
+        let authority = request.uri().authority()?;
+        HeaderValue::from_str(authority.as_str()).ok()
+    })
 }
 
 /// What is kept of a request for its log line and for answering it after a failure.
@@ -224,6 +283,23 @@ struct RequestLine {
     method: Method,
     uri: Uri,
     host: Option<HeaderValue>,
+    client: Option<IpAddr>,
+}
+
+impl RequestLine {
+    fn log_fields(&self) -> LogFields<'_> {
+        LogFields {
+            method: &self.method,
+            path: self.uri.path(),
+            client: self.client,
+        }
+    }
+}
+
+/// What an access line says about the request.
+struct LogFields<'a> {
+    method: &'a Method,
+    path: &'a str,
     client: Option<IpAddr>,
 }
 
@@ -314,7 +390,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// One line per request: id, client address, method, path, status, duration in microseconds.
-fn log_access(request_id: &RequestId, line: &RequestLine, status: StatusCode, started: Instant) {
+fn log_access(request_id: &RequestId, line: &LogFields<'_>, status: StatusCode, started: Instant) {
     if !crate::logging::access_log_enabled() {
         return;
     }
@@ -338,7 +414,7 @@ thread_local! {
 fn write_access_line(
     text: &mut String,
     request_id: &RequestId,
-    line: &RequestLine,
+    line: &LogFields<'_>,
     status: StatusCode,
     micros: u64,
 ) {
@@ -362,7 +438,7 @@ fn write_access_line(
     text.push_str(" \"");
     text.push_str(line.method.as_str());
     text.push(' ');
-    text.push_str(line.uri.path());
+    text.push_str(line.path);
     text.push_str("\" ");
     text.push_str(status.as_str());
     text.push(' ');
@@ -409,10 +485,9 @@ mod tests {
     fn access_lines_read_the_same_as_with_format() {
         let request_id = RequestId::EXAMPLE;
         for client in [Some("192.0.2.10"), Some("2001:db8::1"), None] {
-            let line = RequestLine {
-                method: Method::GET,
-                uri: "/v1/ping?x=1".parse().unwrap(),
-                host: None,
+            let line = LogFields {
+                method: &Method::GET,
+                path: "/v1/ping",
                 client: client.map(|ip| ip.parse().unwrap()),
             };
             let mut text = String::new();

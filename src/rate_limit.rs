@@ -1,24 +1,22 @@
 //! Rate limiting, per client, with actix-governor. Two limiters: one for the API (`/v1`) and a
 //! more generous one for everything else (the reference, the documents, unknown paths). Each
 //! is built once and shared by all workers (a GCRA bucket per client key in a concurrent map),
-//! and pruned of quiet clients by one periodic task, not per request. The check runs before
-//! routing, so a rejected request costs no more than the check and its 429. Every answer
+//! and pruned of quiet clients by one periodic task, not per request. The request-conventions
+//! middleware calls [`RateLimits::check`] first thing, before routing and before it keeps
+//! anything for later, so a refused request costs no more than the check and its 429. Every answer
 //! carries the IETF quota fields (draft-ietf-httpapi-ratelimit-headers-09): `RateLimit-Policy`
 //! (`"api";q=<burst>;w=<seconds to refill it>`) and `RateLimit` (`"api";r=<remaining>;t=<seconds
 //! until full>`); a 429 also carries `Retry-After` in whole seconds, rounded up, never 0.
 //!
-//! The limiters are actix-governor's (its config builder and keyed store); the middleware that
-//! consults them is this module's. actix-governor's own middleware cost about 7,000
-//! instructions a request here, mostly for work this service then undid: it stores a result
-//! in the request's extensions, and allocates `x-ratelimit-*` headers that had to be parsed
-//! and replaced by the IETF fields; its 429 is plain text with a truncated wait. See
-//! BENCHMARKS.md for the measurements.
+//! The limiters are actix-governor's (its config builder and keyed store), consulted directly
+//! rather than through actix-governor's middleware, which cost about 7,000 instructions a
+//! request here, mostly for work this service then undid: it stores a result in the request's
+//! extensions, and allocates `x-ratelimit-*` headers that had to be parsed and replaced by the
+//! IETF fields; its 429 is plain text with a truncated wait. See BENCHMARKS.md for the
+//! measurements.
 
-use std::future::{Future, Ready, ready};
 use std::net::IpAddr;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use actix_governor::governor::clock::Clock;
@@ -26,14 +24,9 @@ use actix_governor::governor::middleware::StateInformationMiddleware;
 use actix_governor::{
     GovernorConfig, GovernorConfigBuilder, KeyExtractor, SimpleKeyExtractionError,
 };
-use actix_web::body::{EitherBody, MessageBody};
-use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
+use actix_web::dev::ServiceRequest;
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
-use actix_web::{Error, HttpMessage};
-use futures_util::future::Either;
 
-use crate::client::ForwardedClient;
-use crate::errors::ApiError;
 use crate::routes::API_PREFIX;
 
 /// Header names of the quota fields.
@@ -79,8 +72,9 @@ impl ClientKey {
     }
 }
 
-/// Keys requests by the client address that the request-conventions middleware resolved.
-/// (actix-governor's builder needs one to know the key type.)
+/// actix-governor's config builder needs a key extractor to know the key type. This service
+/// hands the limiter its keys itself (the client the conventions middleware resolved, see
+/// [`RateLimits::check`]); were this ever asked, it would key by the peer.
 #[derive(Clone, Copy, Debug)]
 pub struct ClientKeyExtractor;
 
@@ -89,17 +83,7 @@ impl KeyExtractor for ClientKeyExtractor {
     type KeyExtractionError = SimpleKeyExtractionError<&'static str>;
 
     fn extract(&self, request: &ServiceRequest) -> Result<ClientKey, Self::KeyExtractionError> {
-        Ok(client_key(request))
-    }
-}
-
-/// The key of a request: the client a trusted proxy named (or failed to name), which the
-/// conventions middleware put in the extensions, else the peer. Never fails: a request whose
-/// client is unknown shares the `Unknown` bucket.
-fn client_key(request: &ServiceRequest) -> ClientKey {
-    match request.extensions().get::<ForwardedClient>() {
-        Some(forwarded) => ClientKey::of(forwarded.0),
-        None => ClientKey::of(request.peer_addr().map(|peer| peer.ip())),
+        Ok(ClientKey::of(request.peer_addr().map(|peer| peer.ip())))
     }
 }
 
@@ -146,16 +130,18 @@ impl Policy {
         policy
     }
 
-    /// Adds the IETF quota fields for a client with `remaining` requests left.
-    fn announce(&self, headers: &mut HeaderMap, remaining: u32) {
-        let quota = if remaining == 0 {
+    /// The IETF quota fields for a client with `remaining` requests left.
+    fn quota_fields(&self, remaining: u32) -> QuotaFields {
+        let now = if remaining == 0 {
             self.exhausted_header.clone()
         } else {
             let used = self.quota.burst.saturating_sub(remaining);
             self.quota_now(remaining, ceil_secs(self.quota.period() * used))
         };
-        headers.insert(RATELIMIT_POLICY, self.policy_header.clone());
-        headers.insert(RATELIMIT, quota);
+        QuotaFields {
+            policy: self.policy_header.clone(),
+            now,
+        }
     }
 
     /// `"<name>";r=<remaining>;t=<seconds>`, written on the stack (this runs on every request).
@@ -264,105 +250,51 @@ fn is_api_path(path: &str) -> bool {
         .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
 }
 
-impl<S, B> Transform<S, ServiceRequest> for RateLimits
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
-    S::Future: Unpin + 'static,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<EitherBody<B>>;
-    type Error = Error;
-    type Transform = RateLimitMiddleware<S>;
-    type InitError = ();
-    type Future = Ready<Result<Self::Transform, ()>>;
-
-    fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(RateLimitMiddleware {
-            service,
-            policies: self.policies.clone(),
-        }))
-    }
-}
-
-pub struct RateLimitMiddleware<S> {
-    service: S,
-    /// `None` when limiting is off.
-    policies: Option<Arc<[Policy; 2]>>,
-}
-
-impl<S, B> Service<ServiceRequest> for RateLimitMiddleware<S>
-where
-    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
-    S::Future: Unpin + 'static,
-    B: MessageBody + 'static,
-{
-    type Response = ServiceResponse<EitherBody<B>>;
-    type Error = Error;
-    type Future = Either<Announced<S::Future>, Ready<Result<Self::Response, Error>>>;
-
-    forward_ready!(service);
-
-    fn call(&self, request: ServiceRequest) -> Self::Future {
+impl RateLimits {
+    /// Counts one request from `client` to `path` against the limiter for that path. The
+    /// quota fields to send back (`None` when limiting is off), or the refusal.
+    pub fn check(
+        &self,
+        path: &str,
+        client: Option<IpAddr>,
+    ) -> Result<Option<QuotaFields>, Refusal> {
         let Some(policies) = &self.policies else {
-            return Either::Left(Announced {
-                inner: self.service.call(request),
-                quota: None,
-            });
+            return Ok(None);
         };
-        let index = if is_api_path(request.path()) {
-            API
-        } else {
-            DOCS
-        };
-        let policy = &policies[index];
+        let policy = &policies[if is_api_path(path) { API } else { DOCS }];
         let limiter = policy.limiter.limiter();
-        match limiter.check_key(&client_key(&request)) {
-            Ok(snapshot) => Either::Left(Announced {
-                inner: self.service.call(request),
-                quota: Some((
-                    Arc::clone(policies),
-                    index,
-                    snapshot.remaining_burst_capacity(),
-                )),
+        match limiter.check_key(&ClientKey::of(client)) {
+            Ok(snapshot) => Ok(Some(
+                policy.quota_fields(snapshot.remaining_burst_capacity()),
+            )),
+            // Rounded up: a client told to wait "0" seconds retries at once and is refused
+            // again. The limiter's own clock: building a new one (as `DefaultClock::default()`
+            // does) runs CPUID, which costs a VM exit on virtual machines, per refusal.
+            Err(refusal) => Err(Refusal {
+                retry_after_secs: ceil_secs(refusal.wait_time_from(limiter.clock().now())).max(1),
+                quota: policy.quota_fields(0),
             }),
-            Err(refusal) => {
-                // Rounded up: a client told to wait "0" seconds retries at once and is refused
-                // again. The body is written by the conventions middleware, like every error.
-                // The limiter's own clock: building a new one (as `DefaultClock::default()`
-                // does) runs CPUID, which costs a VM exit on virtual machines, per refusal.
-                let wait = refusal.wait_time_from(limiter.clock().now());
-                let mut response =
-                    request.error_response(ApiError::rate_limited(ceil_secs(wait).max(1)));
-                policy.announce(response.headers_mut(), 0);
-                Either::Right(ready(Ok(response.map_into_right_body())))
-            }
         }
     }
 }
 
-/// The inner service's answer, with the quota fields added.
-pub struct Announced<F> {
-    inner: F,
-    quota: Option<(Arc<[Policy; 2]>, usize, u32)>,
+/// `RateLimit-Policy` and `RateLimit` for one response.
+pub struct QuotaFields {
+    policy: HeaderValue,
+    now: HeaderValue,
 }
 
-impl<F, B> Future for Announced<F>
-where
-    F: Future<Output = Result<ServiceResponse<B>, Error>> + Unpin,
-{
-    type Output = Result<ServiceResponse<EitherBody<B>>, Error>;
-
-    fn poll(mut self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut response = match Pin::new(&mut self.inner).poll(context) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(Err(error)) => return Poll::Ready(Err(error)),
-            Poll::Ready(Ok(response)) => response,
-        };
-        if let Some((policies, index, remaining)) = &self.quota {
-            policies[*index].announce(response.headers_mut(), *remaining);
-        }
-        Poll::Ready(Ok(response.map_into_left_body()))
+impl QuotaFields {
+    pub fn add_to(self, headers: &mut HeaderMap) {
+        headers.insert(RATELIMIT_POLICY, self.policy);
+        headers.insert(RATELIMIT, self.now);
     }
+}
+
+/// A request over its client's limit: how long to wait, and the quota fields of the 429.
+pub struct Refusal {
+    pub retry_after_secs: u64,
+    pub quota: QuotaFields,
 }
 
 #[cfg(test)]
@@ -417,10 +349,10 @@ mod tests {
             },
         );
         let mut headers = HeaderMap::new();
-        policy.announce(&mut headers, 47);
+        policy.quota_fields(47).add_to(&mut headers);
         assert_eq!(headers.get(RATELIMIT_POLICY).unwrap(), "\"api\";q=50;w=5");
         assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=47;t=1");
-        policy.announce(&mut headers, 0);
+        policy.quota_fields(0).add_to(&mut headers);
         assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=0;t=5");
     }
 

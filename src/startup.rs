@@ -64,12 +64,10 @@ pub fn app(
     app.configure(docs::register)
         .app_data(settings.body_limit)
         .default_service(actix_web::dev::fn_service(fallback))
-        // The last `wrap` runs first: conventions (request id, client address), then the
-        // limiter, before routing.
-        .wrap(settings.rate_limits)
         .wrap(RequestConventions::new(
             settings.docs_base,
             settings.clients,
+            settings.rate_limits,
             settings.hsts,
         ))
 }
