@@ -10,8 +10,8 @@
 //! this by being registered.
 
 use std::borrow::Cow;
-use std::fmt::Write as _;
 use std::future::{Ready, ready};
+use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
@@ -29,7 +29,7 @@ use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
 
 use crate::client::ClientResolver;
-use crate::errors::{ApiError, DocsOrigin, ErrorCode};
+use crate::errors::{ApiError, DocsOrigin, ErrorCode, Rendered};
 use crate::rate_limit::{RateLimits, Refusal};
 use crate::request_id::RequestId;
 
@@ -39,8 +39,9 @@ pub const SERVICE_REQUEST_ID: HeaderName = HeaderName::from_static("service-requ
 /// Where `doc_url` in error bodies points.
 #[derive(Clone, Debug)]
 pub enum DocsBase {
-    /// A configured origin (and optional path prefix), without a trailing slash.
-    Fixed(Arc<str>),
+    /// A configured origin (and optional path prefix), without a trailing slash, and whether
+    /// it needs no escaping in JSON (checked once, here).
+    Fixed { base: Arc<str>, plain: bool },
     /// The origin the client addressed: `scheme://<Host header>`, or the listening address
     /// when the request has no usable `Host`.
     OwnOrigin {
@@ -52,6 +53,12 @@ pub enum DocsBase {
 }
 
 impl DocsBase {
+    /// A configured origin.
+    pub fn fixed(base: Arc<str>) -> DocsBase {
+        let plain = crate::errors::is_plain_json(&base);
+        DocsBase::Fixed { base, plain }
+    }
+
     /// The client's view of this server: `scheme` (`http` or `https`) and the bound address.
     pub fn own_origin(scheme: &'static str, local_addr: SocketAddr) -> DocsBase {
         DocsBase::OwnOrigin {
@@ -68,7 +75,7 @@ impl DocsBase {
     /// responses allocates nothing for it.
     fn resolve<'a>(&'a self, host_header: Option<&'a HeaderValue>) -> DocsOrigin<'a> {
         match self {
-            DocsBase::Fixed(base) => DocsOrigin::from(&**base),
+            DocsBase::Fixed { base, plain } => DocsOrigin::from_parts(base, "", *plain),
             DocsBase::OwnOrigin {
                 scheme_prefix,
                 listening,
@@ -83,9 +90,11 @@ impl DocsBase {
                                 .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(byte))
                     })
                     .and_then(|host| std::str::from_utf8(host).ok());
+                // Letters, digits and `.-:[]` (the host filter above) need no escaping; nor
+                // does the scheme or our own address.
                 match host {
-                    Some(host) => DocsOrigin(scheme_prefix, host),
-                    None => DocsOrigin::from(&**listening),
+                    Some(host) => DocsOrigin::from_parts(scheme_prefix, host, true),
+                    None => DocsOrigin::from_parts(listening, "", true),
                 }
             }
         }
@@ -255,8 +264,9 @@ impl<S> RequestConventionsMiddleware<S> {
         started: Instant,
     ) -> ServiceResponse<EitherBody<B, BoxBody>> {
         let host = request_host(&request);
-        let mut response = ApiError::rate_limited(refusal.retry_after_secs)
-            .to_response(request_id, self.docs_base.resolve(host.as_ref()));
+        let docs = self.docs_base.resolve(host.as_ref());
+        let mut response =
+            Rendered::rate_limited(refusal.retry_after_secs, request_id, docs).into_new_response();
         refusal.quota.add_to(response.headers_mut());
         set_convention_headers(response.headers_mut(), request_id, self.hsts.clone());
         let fields = LogFields {
@@ -395,55 +405,47 @@ fn log_access(request_id: &RequestId, line: &LogFields<'_>, status: StatusCode, 
         return;
     }
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    ACCESS_LINE.with(|text| {
-        let mut text = text.borrow_mut();
-        text.clear();
-        write_access_line(&mut text, request_id, line, status, micros);
-        crate::logging::write_access_line(&text);
+    crate::logging::write_access_line(|out| {
+        write_access_line(out, request_id, line, status, micros);
     });
-}
-
-thread_local! {
-    /// Reused for every access line of the thread: no allocation per request.
-    static ACCESS_LINE: std::cell::RefCell<String> = std::cell::RefCell::new(String::with_capacity(256));
 }
 
 /// `req_… 192.0.2.1 "GET /v1/ping" 200 41us`, written piece by piece, without the general
 /// formatting machinery (`core::fmt` costs several hundred instructions a number where `itoa`
 /// costs a few dozen): every request writes one.
 fn write_access_line(
-    text: &mut String,
+    out: &mut Vec<u8>,
     request_id: &RequestId,
     line: &LogFields<'_>,
     status: StatusCode,
     micros: u64,
 ) {
-    text.push_str(request_id.as_str());
-    text.push(' ');
+    out.extend_from_slice(request_id.as_str().as_bytes());
+    out.push(b' ');
     match line.client {
         Some(IpAddr::V4(ip)) => {
             let mut digits = itoa::Buffer::new();
             for (index, octet) in ip.octets().into_iter().enumerate() {
                 if index > 0 {
-                    text.push('.');
+                    out.push(b'.');
                 }
-                text.push_str(digits.format(octet));
+                out.extend_from_slice(digits.format(octet).as_bytes());
             }
         }
         Some(ip @ IpAddr::V6(_)) => {
-            let _ = write!(text, "{ip}");
+            let _ = write!(out, "{ip}");
         }
-        None => text.push('-'),
+        None => out.push(b'-'),
     }
-    text.push_str(" \"");
-    text.push_str(line.method.as_str());
-    text.push(' ');
-    text.push_str(line.path);
-    text.push_str("\" ");
-    text.push_str(status.as_str());
-    text.push(' ');
-    text.push_str(itoa::Buffer::new().format(micros));
-    text.push_str("us");
+    out.extend_from_slice(b" \"");
+    out.extend_from_slice(line.method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(line.path.as_bytes());
+    out.extend_from_slice(b"\" ");
+    out.extend_from_slice(status.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(itoa::Buffer::new().format(micros).as_bytes());
+    out.extend_from_slice(b"us");
 }
 
 #[cfg(test)]
@@ -490,10 +492,10 @@ mod tests {
                 path: "/v1/ping",
                 client: client.map(|ip| ip.parse().unwrap()),
             };
-            let mut text = String::new();
+            let mut text = Vec::new();
             write_access_line(&mut text, &request_id, &line, StatusCode::OK, 1_234_567);
             assert_eq!(
-                text,
+                String::from_utf8(text).unwrap(),
                 format!(
                     "{request_id} {} \"GET /v1/ping\" 200 1234567us",
                     client.unwrap_or("-")

@@ -435,54 +435,18 @@ impl ApiError {
     /// written directly: every error response, 429s in a flood among them, pays for it.
     pub fn json(&self, request_id: &str, docs: DocsOrigin<'_>) -> Vec<u8> {
         let details = &*self.0;
-        let spec = details.code.spec();
-        let param_len = details.param.as_ref().map_or(4, |param| param.len() + 2);
-        // The fixed text is 93 bytes; an escaped string grows, and then the Vec does too.
-        let mut out = Vec::with_capacity(
-            93 + spec.error_type.as_str().len()
-                + 2 * spec.code.len()
-                + details.message.len()
-                + 2
-                + param_len
-                + docs.len()
-                + request_id.len(),
-        );
-        out.extend_from_slice(b"{\"error\":{\"type\":\"");
-        out.extend_from_slice(spec.error_type.as_str().as_bytes());
-        out.extend_from_slice(b"\",\"code\":\"");
-        out.extend_from_slice(spec.code.as_bytes());
-        out.extend_from_slice(b"\",\"message\":");
-        match &details.message {
+        let message = match &details.message {
             // Messages written in this code base need no escaping (a test checks the catalogue's).
-            Cow::Borrowed(message) => {
-                debug_assert!(!needs_escaping(message), "{message}");
-                out.push(b'"');
-                out.extend_from_slice(message.as_bytes());
-                out.push(b'"');
-            }
-            Cow::Owned(message) => write_json_string(&mut out, message),
-        }
-        out.extend_from_slice(b",\"param\":");
-        match &details.param {
-            Some(param) => write_json_string(&mut out, param),
-            None => out.extend_from_slice(b"null"),
-        }
-        out.extend_from_slice(b",\"doc_url\":");
-        if needs_escaping(docs.0) || needs_escaping(docs.1) {
-            write_json_string(&mut out, &format!("{docs}/docs/errors#{}", spec.code));
-        } else {
-            out.push(b'"');
-            out.extend_from_slice(docs.0.as_bytes());
-            out.extend_from_slice(docs.1.as_bytes());
-            out.extend_from_slice(b"/docs/errors#");
-            out.extend_from_slice(spec.code.as_bytes());
-            out.push(b'"');
-        }
-        // A request id is `req_` and hex digits: nothing to escape.
-        out.extend_from_slice(b",\"request_id\":\"");
-        out.extend_from_slice(request_id.as_bytes());
-        out.extend_from_slice(b"\"}}");
-        out
+            Cow::Borrowed(message) => JsonText::Plain(message),
+            Cow::Owned(message) => JsonText::Unchecked(message),
+        };
+        error_json(
+            details.code,
+            message,
+            details.param.as_deref(),
+            request_id,
+            docs,
+        )
     }
 
     /// The JSON body: `{"error": {...}}`.
@@ -502,7 +466,72 @@ impl ApiError {
     }
 }
 
-/// An error response's parts, from [`ApiError::rendered`].
+/// A string for the error body: `Plain` when it is known to need no escaping (the catalogue's
+/// messages: a test checks them), so it is copied without a scan.
+enum JsonText<'a> {
+    Plain(&'a str),
+    Unchecked(&'a str),
+}
+
+/// The error body of [`ApiError::json`], from its parts.
+fn error_json(
+    code: ErrorCode,
+    message: JsonText<'_>,
+    param: Option<&str>,
+    request_id: &str,
+    docs: DocsOrigin<'_>,
+) -> Vec<u8> {
+    let spec = code.spec();
+    let (JsonText::Plain(message_text) | JsonText::Unchecked(message_text)) = message;
+    let param_len = param.map_or(4, |param| param.len() + 2);
+    // The fixed text is 93 bytes; an escaped string grows, and then the Vec does too.
+    let mut out = Vec::with_capacity(
+        93 + spec.error_type.as_str().len()
+            + 2 * spec.code.len()
+            + message_text.len()
+            + 2
+            + param_len
+            + docs.len()
+            + request_id.len(),
+    );
+    out.extend_from_slice(b"{\"error\":{\"type\":\"");
+    out.extend_from_slice(spec.error_type.as_str().as_bytes());
+    out.extend_from_slice(b"\",\"code\":\"");
+    out.extend_from_slice(spec.code.as_bytes());
+    out.extend_from_slice(b"\",\"message\":");
+    match message {
+        JsonText::Plain(message) => {
+            debug_assert!(!needs_escaping(message), "{message}");
+            out.push(b'"');
+            out.extend_from_slice(message.as_bytes());
+            out.push(b'"');
+        }
+        JsonText::Unchecked(message) => write_json_string(&mut out, message),
+    }
+    out.extend_from_slice(b",\"param\":");
+    match param {
+        Some(param) => write_json_string(&mut out, param),
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(b",\"doc_url\":");
+    if docs.plain {
+        out.push(b'"');
+        out.extend_from_slice(docs.pieces[0].as_bytes());
+        out.extend_from_slice(docs.pieces[1].as_bytes());
+        out.extend_from_slice(b"/docs/errors#");
+        out.extend_from_slice(spec.code.as_bytes());
+        out.push(b'"');
+    } else {
+        write_json_string(&mut out, &format!("{docs}/docs/errors#{}", spec.code));
+    }
+    // A request id is `req_` and hex digits: nothing to escape.
+    out.extend_from_slice(b",\"request_id\":\"");
+    out.extend_from_slice(request_id.as_bytes());
+    out.extend_from_slice(b"\"}}");
+    out
+}
+
+/// An error response's parts, from [`ApiError::rendered`] or [`Rendered::rate_limited`].
 pub struct Rendered {
     status: StatusCode,
     allow: Option<HeaderValue>,
@@ -511,6 +540,30 @@ pub struct Rendered {
 }
 
 impl Rendered {
+    /// The 429 for a refused request, written straight from the catalogue: the one error a
+    /// flood produces, so it allocates no `ApiError` on the way.
+    pub fn rate_limited(
+        retry_after_secs: u64,
+        request_id: &RequestId,
+        docs: DocsOrigin<'_>,
+    ) -> Self {
+        let code = ErrorCode::RateLimited;
+        let spec = code.spec();
+        let message = JsonText::Plain(spec.default_message);
+        Rendered {
+            status: spec.status,
+            allow: None,
+            retry_after_secs: Some(retry_after_secs.max(1)),
+            body: error_json(code, message, None, request_id.as_str(), docs),
+        }
+    }
+
+    /// The response on its own.
+    pub fn into_new_response(self) -> HttpResponse {
+        let status = self.status;
+        self.into_response(HttpResponse::new(status))
+    }
+
     /// Turns `response` (an error response that a handler, extractor or middleware built, or
     /// a new one) into this error's response: its status, headers and body are replaced, and
     /// headers other middleware set on it (the quota fields, for one) are kept.
@@ -546,24 +599,43 @@ fn seconds_header(secs: u64) -> HeaderValue {
 /// slash), in two pieces that are written one after the other, so that the usual
 /// `scheme://` and `Host` need not be joined into a new string per error.
 #[derive(Clone, Copy, Debug)]
-pub struct DocsOrigin<'a>(pub &'a str, pub &'a str);
+pub struct DocsOrigin<'a> {
+    pieces: [&'a str; 2],
+    /// Neither piece needs escaping in a JSON string, so the body copies them as they are.
+    plain: bool,
+}
 
-impl DocsOrigin<'_> {
-    fn len(&self) -> usize {
-        self.0.len() + self.1.len()
+impl<'a> DocsOrigin<'a> {
+    /// `first` then `second`, where the caller already knows whether they are `plain` (need
+    /// no escaping in JSON); see [`DocsOrigin::from`] for text not checked yet.
+    pub fn from_parts(first: &'a str, second: &'a str, plain: bool) -> Self {
+        debug_assert_eq!(plain, !needs_escaping(first) && !needs_escaping(second));
+        DocsOrigin {
+            pieces: [first, second],
+            plain,
+        }
     }
+
+    fn len(&self) -> usize {
+        self.pieces[0].len() + self.pieces[1].len()
+    }
+}
+
+/// Whether `text` can go into a JSON string as it is.
+pub fn is_plain_json(text: &str) -> bool {
+    !needs_escaping(text)
 }
 
 impl<'a> From<&'a str> for DocsOrigin<'a> {
     fn from(origin: &'a str) -> Self {
-        DocsOrigin(origin, "")
+        DocsOrigin::from_parts(origin, "", !needs_escaping(origin))
     }
 }
 
 impl fmt::Display for DocsOrigin<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)?;
-        f.write_str(self.1)
+        f.write_str(self.pieces[0])?;
+        f.write_str(self.pieces[1])
     }
 }
 
@@ -733,6 +805,21 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_refusal_renders_like_the_rate_limited_error() {
+        let docs = DocsOrigin::from("https://api.example.com");
+        let refusal = Rendered::rate_limited(3, &RequestId::EXAMPLE, docs);
+        let error = ApiError::rate_limited(3).rendered(&RequestId::EXAMPLE, docs);
+        assert_eq!(refusal.status, error.status);
+        assert_eq!(refusal.retry_after_secs, Some(3));
+        assert_eq!(refusal.allow, None);
+        assert_eq!(refusal.body, error.body);
+        assert_eq!(
+            Rendered::rate_limited(0, &RequestId::EXAMPLE, docs).retry_after_secs,
+            Some(1)
+        );
     }
 
     #[test]

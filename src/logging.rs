@@ -44,35 +44,42 @@ pub fn access_log_enabled() -> bool {
     }
 }
 
-/// Writes one access line (the caller checked [`access_log_enabled`]). With the service's own
-/// logger (installed by [`init`]) the line goes straight into the worker's batch in
-/// env_logger's format: the access line is the one record every request writes, and
-/// env_logger's per-record machinery (its formatter, the lock around its target) cost about a
-/// tenth of a request. Under any other logger (the tests'), it is an ordinary `log` record.
-pub fn write_access_line(line: &str) {
-    if ACCESS_LOG.load(Ordering::Relaxed) != BATCHED_ON {
-        log::info!(target: ACCESS_LOG_TARGET, "{line}");
-        return;
+/// Writes one access line, whose text `write_line` appends to the buffer it is given (the
+/// caller checked [`access_log_enabled`]). With the service's own logger (installed by
+/// [`init`]) that buffer is the worker's batch itself, after env_logger's prefix: the access
+/// line is the one record every request writes, and env_logger's per-record machinery (its
+/// formatter, the lock around its target) cost about a tenth of a request. Under any other
+/// logger (the tests'), it is an ordinary `log` record.
+pub fn write_access_line(write_line: impl FnOnce(&mut Vec<u8>)) {
+    let mut write_line = Some(write_line);
+    if ACCESS_LOG.load(Ordering::Relaxed) == BATCHED_ON {
+        let appended = BATCH.try_with(|batch| {
+            let mut batch = batch.borrow_mut();
+            if !batch.enabled {
+                return;
+            }
+            let bytes = &mut batch.bytes;
+            bytes.push(b'[');
+            let _ = write_timestamp(bytes);
+            bytes.extend_from_slice(b" INFO  ");
+            bytes.extend_from_slice(ACCESS_LOG_TARGET.as_bytes());
+            bytes.extend_from_slice(b"] ");
+            if let Some(write_line) = write_line.take() {
+                write_line(bytes);
+            }
+            bytes.push(b'\n');
+            if bytes.len() >= BATCH_BYTES {
+                batch.write_out();
+            }
+        });
+        if appended.is_ok() && write_line.is_none() {
+            return;
+        }
     }
-    let appended = BATCH.try_with(|batch| {
-        let mut batch = batch.borrow_mut();
-        if !batch.enabled {
-            return false;
-        }
-        batch.bytes.push(b'[');
-        let _ = write_timestamp(&mut batch.bytes);
-        batch.bytes.extend_from_slice(b" INFO  ");
-        batch.bytes.extend_from_slice(ACCESS_LOG_TARGET.as_bytes());
-        batch.bytes.extend_from_slice(b"] ");
-        batch.bytes.extend_from_slice(line.as_bytes());
-        batch.bytes.push(b'\n');
-        if batch.bytes.len() >= BATCH_BYTES {
-            batch.write_out();
-        }
-        true
-    });
-    if appended != Ok(true) {
-        log::info!(target: ACCESS_LOG_TARGET, "{line}");
+    if let Some(write_line) = write_line {
+        let mut line = Vec::new();
+        write_line(&mut line);
+        log::info!(target: ACCESS_LOG_TARGET, "{}", String::from_utf8_lossy(&line));
     }
 }
 

@@ -146,7 +146,7 @@ impl Application {
         };
         let settings = AppSettings {
             docs_base: match &config.docs_base_url {
-                Some(url) => DocsBase::Fixed(url.clone().into_shared()),
+                Some(url) => DocsBase::fixed(url.clone().into_shared()),
                 None => DocsBase::own_origin(scheme, local_addr),
             },
             hsts: certificates
