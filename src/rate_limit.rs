@@ -15,6 +15,7 @@
 //! IETF fields; its 429 is plain text with a truncated wait. See BENCHMARKS.md for the
 //! measurements.
 
+use std::cell::RefCell;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -136,7 +137,22 @@ impl Policy {
             self.exhausted_header.clone()
         } else {
             let used = self.quota.burst.saturating_sub(remaining);
-            self.quota_now(remaining, ceil_secs(self.quota.period() * used))
+            let refill_secs = ceil_secs(self.quota.period() * used);
+            LAST_QUOTA.with_borrow_mut(|last| {
+                let slot = usize::from(self.name != "api");
+                match &last[slot] {
+                    Some((name, r, t, value))
+                        if *name == self.name && *r == remaining && *t == refill_secs =>
+                    {
+                        value.clone()
+                    }
+                    _ => {
+                        let value = self.quota_now(remaining, refill_secs);
+                        last[slot] = Some((self.name, remaining, refill_secs, value.clone()));
+                        value
+                    }
+                }
+            })
         };
         QuotaFields {
             policy: self.policy_header.clone(),
@@ -173,6 +189,14 @@ impl Policy {
     fn tracked_clients(&self) -> usize {
         self.limiter.limiter().len()
     }
+}
+
+thread_local! {
+    /// The last `RateLimit` value this thread wrote, per policy. A client well within its
+    /// limit keeps a nearly full bucket, so most answers repeat the previous value: a clone
+    /// shares its bytes, where writing it again costs an allocation.
+    static LAST_QUOTA: RefCell<[Option<(&'static str, u32, u64, HeaderValue)>; 2]> =
+        const { RefCell::new([None, None]) };
 }
 
 /// The rate-limit settings of the service.
@@ -354,6 +378,27 @@ mod tests {
         assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=47;t=1");
         policy.quota_fields(0).add_to(&mut headers);
         assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=0;t=5");
+        // The per-thread reuse of the last value never answers a different question.
+        for (remaining, expected) in [
+            (47, "\"api\";r=47;t=1"),
+            (47, "\"api\";r=47;t=1"),
+            (35, "\"api\";r=35;t=2"),
+            (47, "\"api\";r=47;t=1"),
+        ] {
+            policy.quota_fields(remaining).add_to(&mut headers);
+            assert_eq!(headers.get(RATELIMIT).unwrap(), expected);
+        }
+        let docs = Policy::new(
+            "docs",
+            Quota {
+                per_second: 1,
+                burst: 3,
+            },
+        );
+        docs.quota_fields(2).add_to(&mut headers);
+        assert_eq!(headers.get(RATELIMIT).unwrap(), "\"docs\";r=2;t=1");
+        policy.quota_fields(47).add_to(&mut headers);
+        assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=47;t=1");
     }
 
     /// A million distinct clients, then quiet: pruning drops their state and frees the map.
