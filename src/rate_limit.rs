@@ -139,16 +139,23 @@ impl Policy {
             let used = self.quota.burst.saturating_sub(remaining);
             let refill_secs = ceil_secs(self.quota.period() * used);
             LAST_QUOTA.with_borrow_mut(|last| {
-                let slot = usize::from(self.name != "api");
-                match &last[slot] {
-                    Some((name, r, t, value))
-                        if *name == self.name && *r == remaining && *t == refill_secs =>
+                let slot = &mut last[usize::from(self.name != "api")];
+                match slot {
+                    Some(last)
+                        if last.policy == self.name
+                            && last.remaining == remaining
+                            && last.refill_secs == refill_secs =>
                     {
-                        value.clone()
+                        last.value.clone()
                     }
                     _ => {
                         let value = self.quota_now(remaining, refill_secs);
-                        last[slot] = Some((self.name, remaining, refill_secs, value.clone()));
+                        *slot = Some(LastQuota {
+                            policy: self.name,
+                            remaining,
+                            refill_secs,
+                            value: value.clone(),
+                        });
                         value
                     }
                 }
@@ -195,8 +202,15 @@ thread_local! {
     /// The last `RateLimit` value this thread wrote, per policy. A client well within its
     /// limit keeps a nearly full bucket, so most answers repeat the previous value: a clone
     /// shares its bytes, where writing it again costs an allocation.
-    static LAST_QUOTA: RefCell<[Option<(&'static str, u32, u64, HeaderValue)>; 2]> =
-        const { RefCell::new([None, None]) };
+    static LAST_QUOTA: RefCell<[Option<LastQuota>; 2]> = const { RefCell::new([None, None]) };
+}
+
+/// A `RateLimit` value and what it says.
+struct LastQuota {
+    policy: &'static str,
+    remaining: u32,
+    refill_secs: u64,
+    value: HeaderValue,
 }
 
 /// The rate-limit settings of the service.
