@@ -1,11 +1,11 @@
 //! The request conventions every response follows, as one middleware around the whole app.
 //! It gives each request a fresh id, resolves the client and checks its rate limit before
 //! anything else (a refused request is answered here, without routing), catches a panicking
-//! handler (500 `internal_error`, the
-//! panic logged with the id, the worker unharmed), turns every error — an `ApiError`, an
-//! actix-web extractor or payload error, a bare status from a middleware — into the contract's
-//! JSON error object, sets `Service-Request-Id`, `Cache-Control: no-store` and
-//! `X-Content-Type-Options: nosniff`, and writes the access log line. It is the only code that
+//! handler (500 `internal_error`, the panic logged with the id, the worker unharmed), turns
+//! every error — an `ApiError`, an actix-web extractor or payload error, a bare status from a
+//! middleware — into the contract's JSON error object, sets `Service-Request-Id`,
+//! `Cache-Control: no-store`, `X-Content-Type-Options: nosniff` and the quota fields, and
+//! writes the access log line. It is the only code that
 //! knows the request id, so it is where error bodies are finished; a new endpoint gets all of
 //! this by being registered.
 
@@ -30,7 +30,7 @@ use futures_util::future::{Either, LocalBoxFuture};
 
 use crate::client::ClientResolver;
 use crate::errors::{ApiError, DocsOrigin, ErrorCode, Rendered};
-use crate::rate_limit::{RateLimits, Refusal};
+use crate::rate_limit::{QuotaFields, RateLimits, Refusal};
 use crate::request_id::RequestId;
 
 /// Response header carrying the request id.
@@ -217,10 +217,7 @@ where
                         ServiceResponse::new(request, rendered.into_response(original))
                             .map_into_right_body()
                     };
-                    if let Some(quota) = quota {
-                        quota.add_to(response.headers_mut());
-                    }
-                    set_convention_headers(response.headers_mut(), &request_id, hsts);
+                    set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
                     log_access(&request_id, &line.log_fields(), response.status(), started);
                     return Ok(response);
                 }
@@ -242,10 +239,7 @@ where
             // the answer travels as an error carrying its finished response.
             let mut response =
                 failure.to_response(&request_id, docs_base.resolve(line.host.as_ref()));
-            if let Some(quota) = quota {
-                quota.add_to(response.headers_mut());
-            }
-            set_convention_headers(response.headers_mut(), &request_id, hsts);
+            set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
             log_access(&request_id, &line.log_fields(), response.status(), started);
             Err(InternalError::from_response(failure, response).into())
         }))
@@ -267,8 +261,12 @@ impl<S> RequestConventionsMiddleware<S> {
         let docs = self.docs_base.resolve(host.as_ref());
         let mut response =
             Rendered::rate_limited(refusal.retry_after_secs, request_id, docs).into_new_response();
-        refusal.quota.add_to(response.headers_mut());
-        set_convention_headers(response.headers_mut(), request_id, self.hsts.clone());
+        set_convention_headers(
+            response.headers_mut(),
+            request_id,
+            self.hsts.clone(),
+            Some(refusal.quota),
+        );
         let fields = LogFields {
             method: request.method(),
             path: request.path(),
@@ -317,7 +315,11 @@ fn set_convention_headers(
     headers: &mut header::HeaderMap,
     request_id: &RequestId,
     hsts: Option<HeaderValue>,
+    quota: Option<QuotaFields>,
 ) {
+    if let Some(quota) = quota {
+        quota.add_to(headers);
+    }
     headers.insert(SERVICE_REQUEST_ID, request_id.to_header_value());
     if let Some(hsts) = hsts {
         headers.insert(header::STRICT_TRANSPORT_SECURITY, hsts);

@@ -416,8 +416,7 @@ impl ApiError {
 
     /// The complete response a client sees: status, headers and the contract's JSON body.
     pub fn to_response(&self, request_id: &RequestId, docs: DocsOrigin<'_>) -> HttpResponse {
-        self.rendered(request_id, docs)
-            .into_response(HttpResponse::new(self.0.code.spec().status))
+        self.rendered(request_id, docs).into_new_response()
     }
 
     /// What this error's response consists of, written while the error is only borrowed (it
@@ -565,8 +564,8 @@ impl Rendered {
     }
 
     /// Turns `response` (an error response that a handler, extractor or middleware built, or
-    /// a new one) into this error's response: its status, headers and body are replaced, and
-    /// headers other middleware set on it (the quota fields, for one) are kept.
+    /// a new one) into this error's response: its status, body and the error's own headers are
+    /// replaced; other headers already set on it are kept.
     pub fn into_response<B>(self, mut response: HttpResponse<B>) -> HttpResponse {
         *response.status_mut() = self.status;
         let headers = response.headers_mut();
