@@ -5,7 +5,7 @@
 
 use actix_web::get;
 use partner_api::config::Cli;
-use partner_api::logging;
+use partner_api::observability::logging;
 use partner_api::startup::Application;
 use utoipa_actix_web::service_config::ServiceConfig;
 
@@ -22,7 +22,7 @@ fn panic_route(config: &mut ServiceConfig) {
 
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse_or_exit();
-    logging::init();
+    logging::init(cli.server.log_format);
     actix_web::rt::System::new().block_on(async {
         let application = Application::build_with_routes(&cli.server, panic_route)
             .map_err(std::io::Error::other)?;

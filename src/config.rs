@@ -14,6 +14,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::client::IpNetwork;
+use crate::observability::logging::LogFormat;
 use crate::rate_limit::{Quota, RateLimitSettings};
 
 /// Exit code for a bad command line or setting.
@@ -69,6 +70,28 @@ pub struct ServerConfig {
     /// Worker threads. Default: the number of CPUs this process may run on.
     #[arg(long, env = "PARTNER_API_WORKERS", value_name = "N")]
     pub workers: Option<NonZeroUsize>,
+
+    /// Address and port of the admin listener (/livez, /readyz, /metrics), or `off`. Never the
+    /// API's address: partners must not reach it.
+    #[arg(long, env = "PARTNER_API_ADMIN_BIND", default_value = "127.0.0.1:8081",
+          value_name = "ADDR|off", value_parser = parse_admin_bind)]
+    pub admin_bind: AdminBind,
+
+    /// Log line format: `text` for people, `json` (one object a line) for a log pipeline.
+    #[arg(
+        long,
+        env = "PARTNER_API_LOG_FORMAT",
+        default_value = "text",
+        value_name = "FORMAT"
+    )]
+    pub log_format: LogFormat,
+
+    /// Seconds the service keeps serving after SIGTERM or SIGINT, with /readyz answering 503,
+    /// before it stops accepting (so load balancers stop sending first); 0 stops at once. A
+    /// second signal skips the rest of the delay.
+    #[arg(long, env = "PARTNER_API_SHUTDOWN_DELAY_SECS", default_value_t = 5, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub shutdown_delay_secs: u64,
 
     /// Seconds that in-flight requests get to finish after SIGTERM or SIGINT.
     #[arg(
@@ -234,6 +257,20 @@ pub struct HealthcheckArgs {
     pub insecure_localhost: bool,
 }
 
+/// Where the admin listener listens, or `None` for `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdminBind(pub Option<SocketAddr>);
+
+fn parse_admin_bind(input: &str) -> Result<AdminBind, String> {
+    if input.eq_ignore_ascii_case("off") {
+        return Ok(AdminBind(None));
+    }
+    input
+        .parse()
+        .map(|addr| AdminBind(Some(addr)))
+        .map_err(|_| "expected IP:PORT (e.g. 127.0.0.1:8081) or off".to_owned())
+}
+
 /// An absolute http(s) URL without query, fragment or trailing slash.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BaseUrl(Arc<str>);
@@ -345,6 +382,32 @@ mod tests {
             })
         );
         assert!(config.trusted_proxies.is_empty());
+        assert_eq!(
+            config.admin_bind,
+            AdminBind(Some("127.0.0.1:8081".parse().unwrap()))
+        );
+        assert_eq!(config.shutdown_delay_secs, 5);
+        assert_eq!(config.log_format, LogFormat::Text);
+    }
+
+    #[test]
+    fn the_admin_listener_takes_an_address_or_off() {
+        let parse = |value: &str| {
+            Cli::try_parse_from(["partner-api", "--admin-bind", value])
+                .map(|cli| cli.server.admin_bind)
+        };
+        assert_eq!(parse("off").unwrap(), AdminBind(None));
+        assert_eq!(
+            parse("[::1]:9100").unwrap(),
+            AdminBind(Some("[::1]:9100".parse().unwrap()))
+        );
+        let error = parse("localhost").unwrap_err();
+        let line = one_line_error(&error);
+        assert!(line.contains("PARTNER_API_ADMIN_BIND"), "{line}");
+        assert!(line.contains("or off"), "{line}");
+        let format = Cli::try_parse_from(["partner-api", "--log-format", "json"]).unwrap();
+        assert_eq!(format.server.log_format, LogFormat::Json);
+        assert!(Cli::try_parse_from(["partner-api", "--log-format", "xml"]).is_err());
     }
 
     #[test]

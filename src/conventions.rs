@@ -4,14 +4,13 @@
 //! handler (500 `internal_error`, the panic logged with the id, the worker unharmed), turns
 //! every error — an `ApiError`, an actix-web extractor or payload error, a bare status from a
 //! middleware — into the contract's JSON error object, sets `Service-Request-Id`,
-//! `Cache-Control: no-store`, `X-Content-Type-Options: nosniff` and the quota fields, and
-//! writes the access log line. It is the only code that
-//! knows the request id, so it is where error bodies are finished; a new endpoint gets all of
-//! this by being registered.
+//! `Cache-Control: no-store`, `X-Content-Type-Options: nosniff` and the quota fields, writes
+//! the access log line (with the trace id of a well-formed `traceparent`) and records the
+//! request in the metrics. It is the only code that knows the request id, so it is where error
+//! bodies are finished; a new endpoint gets all of this by being registered.
 
 use std::borrow::Cow;
 use std::future::{Ready, ready};
-use std::io::Write as _;
 use std::net::{IpAddr, SocketAddr};
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
@@ -30,6 +29,9 @@ use futures_util::future::{Either, LocalBoxFuture};
 
 use crate::client::ClientResolver;
 use crate::errors::{ApiError, DocsOrigin, ErrorCode, Rendered};
+use crate::observability::logging::{self, AccessRecord};
+use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
+use crate::observability::trace_context::TraceId;
 use crate::rate_limit::{QuotaFields, RateLimits, Refusal};
 use crate::request_id::RequestId;
 
@@ -73,7 +75,7 @@ impl DocsBase {
 
     /// The origin for a request with this `Host`, borrowed in pieces: a flood of error
     /// responses allocates nothing for it.
-    fn resolve<'a>(&'a self, host_header: Option<&'a HeaderValue>) -> DocsOrigin<'a> {
+    pub(crate) fn resolve<'a>(&'a self, host_header: Option<&'a HeaderValue>) -> DocsOrigin<'a> {
         match self {
             DocsBase::Fixed { base, plain } => DocsOrigin::from_parts(base, "", *plain),
             DocsBase::OwnOrigin {
@@ -108,6 +110,8 @@ pub struct RequestConventions {
     clients: ClientResolver,
     rate_limits: RateLimits,
     hsts: Option<HeaderValue>,
+    /// The metrics, when an admin listener serves them, and the route labels to use.
+    metrics: Option<(Metrics, RouteLabels)>,
 }
 
 impl RequestConventions {
@@ -117,12 +121,14 @@ impl RequestConventions {
         clients: ClientResolver,
         rate_limits: RateLimits,
         hsts: Option<HeaderValue>,
+        metrics: Option<(Metrics, RouteLabels)>,
     ) -> Self {
         RequestConventions {
             docs_base,
             clients,
             rate_limits,
             hsts,
+            metrics,
         }
     }
 }
@@ -145,6 +151,11 @@ where
             clients: self.clients.clone(),
             rate_limits: self.rate_limits.clone(),
             hsts: self.hsts.clone(),
+            // Built here, on the worker: each worker records into cells of its own.
+            metrics: self
+                .metrics
+                .as_ref()
+                .map(|(metrics, routes)| Rc::new(metrics.for_worker(routes.clone()))),
         }))
     }
 }
@@ -155,6 +166,7 @@ pub struct RequestConventionsMiddleware<S> {
     clients: ClientResolver,
     rate_limits: RateLimits,
     hsts: Option<HeaderValue>,
+    metrics: Option<Rc<WorkerMetrics>>,
 }
 
 impl<S, B> Service<ServiceRequest> for RequestConventionsMiddleware<S>
@@ -179,6 +191,9 @@ where
         let quota = match self.rate_limits.check(request.path(), client) {
             Ok(quota) => quota,
             Err(refusal) => {
+                if let Some(metrics) = &self.metrics {
+                    metrics.refused(refusal.policy);
+                }
                 return Either::Left(ready(Ok(self.refuse(
                     request,
                     &request_id,
@@ -195,12 +210,15 @@ where
             uri: request.uri().clone(),
             host: request_host(&request),
             client,
+            trace_id: trace_id_to_log(&request),
         };
         let service = Rc::clone(&self.service);
         let docs_base = Rc::clone(&self.docs_base);
         let hsts = self.hsts.clone();
+        let metrics = self.metrics.clone();
 
         Either::Right(Box::pin(async move {
+            let _in_flight = metrics.as_ref().map(|metrics| metrics.in_flight());
             // The inner call is made inside the guarded future so that a panic in its
             // synchronous part (routing) is caught as well.
             let outcome = AssertUnwindSafe(async move { service.call(request).await })
@@ -218,7 +236,13 @@ where
                             .map_into_right_body()
                     };
                     set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
-                    log_access(&request_id, &line.log_fields(), response.status(), started);
+                    finish(
+                        metrics.as_deref(),
+                        &request_id,
+                        &line.log_fields(),
+                        response.status(),
+                        started,
+                    );
                     return Ok(response);
                 }
                 Ok(Err(error)) => {
@@ -240,7 +264,13 @@ where
             let mut response =
                 failure.to_response(&request_id, docs_base.resolve(line.host.as_ref()));
             set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
-            log_access(&request_id, &line.log_fields(), response.status(), started);
+            finish(
+                metrics.as_deref(),
+                &request_id,
+                &line.log_fields(),
+                response.status(),
+                started,
+            );
             Err(InternalError::from_response(failure, response).into())
         }))
     }
@@ -271,8 +301,15 @@ impl<S> RequestConventionsMiddleware<S> {
             method: request.method(),
             path: request.path(),
             client,
+            trace_id: trace_id_to_log(&request),
         };
-        log_access(request_id, &fields, response.status(), started);
+        finish(
+            self.metrics.as_deref(),
+            request_id,
+            &fields,
+            response.status(),
+            started,
+        );
         request.into_response(response).map_into_right_body()
     }
 }
@@ -286,12 +323,22 @@ fn request_host(request: &ServiceRequest) -> Option<HeaderValue> {
     })
 }
 
+/// The partner's trace id, when the access line will be written and names it.
+fn trace_id_to_log(request: &ServiceRequest) -> Option<TraceId> {
+    if logging::access_log_enabled() {
+        TraceId::of(request.headers())
+    } else {
+        None
+    }
+}
+
 /// What is kept of a request for its log line and for answering it after a failure.
 struct RequestLine {
     method: Method,
     uri: Uri,
     host: Option<HeaderValue>,
     client: Option<IpAddr>,
+    trace_id: Option<TraceId>,
 }
 
 impl RequestLine {
@@ -300,18 +347,20 @@ impl RequestLine {
             method: &self.method,
             path: self.uri.path(),
             client: self.client,
+            trace_id: self.trace_id,
         }
     }
 }
 
-/// What an access line says about the request.
+/// What the access line and the metrics say about the request.
 struct LogFields<'a> {
     method: &'a Method,
     path: &'a str,
     client: Option<IpAddr>,
+    trace_id: Option<TraceId>,
 }
 
-fn set_convention_headers(
+pub(crate) fn set_convention_headers(
     headers: &mut header::HeaderMap,
     request_id: &RequestId,
     hsts: Option<HeaderValue>,
@@ -401,53 +450,38 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// One line per request: id, client address, method, path, status, duration in microseconds.
-fn log_access(request_id: &RequestId, line: &LogFields<'_>, status: StatusCode, started: Instant) {
-    if !crate::logging::access_log_enabled() {
+/// The request is answered: its access line and its metrics.
+fn finish(
+    metrics: Option<&WorkerMetrics>,
+    request_id: &RequestId,
+    fields: &LogFields<'_>,
+    status: StatusCode,
+    started: Instant,
+) {
+    let log = logging::access_log_enabled();
+    if !log && metrics.is_none() {
         return;
     }
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    crate::logging::write_access_line(|out| {
-        write_access_line(out, request_id, line, status, micros);
-    });
-}
-
-/// `req_… 192.0.2.1 "GET /v1/ping" 200 41us`, written piece by piece, without the general
-/// formatting machinery (`core::fmt` costs several hundred instructions a number where `itoa`
-/// costs a few dozen): every request writes one.
-fn write_access_line(
-    out: &mut Vec<u8>,
-    request_id: &RequestId,
-    line: &LogFields<'_>,
-    status: StatusCode,
-    micros: u64,
-) {
-    out.extend_from_slice(request_id.as_str().as_bytes());
-    out.push(b' ');
-    match line.client {
-        Some(IpAddr::V4(ip)) => {
-            let mut digits = itoa::Buffer::new();
-            for (index, octet) in ip.octets().into_iter().enumerate() {
-                if index > 0 {
-                    out.push(b'.');
-                }
-                out.extend_from_slice(digits.format(octet).as_bytes());
-            }
-        }
-        Some(ip @ IpAddr::V6(_)) => {
-            let _ = write!(out, "{ip}");
-        }
-        None => out.push(b'-'),
+    if let Some(metrics) = metrics {
+        metrics.record(
+            metrics.route(fields.path),
+            fields.method,
+            status.as_u16(),
+            micros,
+        );
     }
-    out.extend_from_slice(b" \"");
-    out.extend_from_slice(line.method.as_str().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(line.path.as_bytes());
-    out.extend_from_slice(b"\" ");
-    out.extend_from_slice(status.as_str().as_bytes());
-    out.push(b' ');
-    out.extend_from_slice(itoa::Buffer::new().format(micros).as_bytes());
-    out.extend_from_slice(b"us");
+    if log {
+        logging::write_access(&AccessRecord {
+            request_id,
+            client: fields.client,
+            method: fields.method.as_str(),
+            path: fields.path,
+            status: status.as_u16(),
+            micros,
+            trace_id: fields.trace_id.as_ref(),
+        });
+    }
 }
 
 #[cfg(test)]
@@ -483,27 +517,6 @@ mod tests {
         assert_eq!(retry_after_secs(&headers), 4);
         headers.insert(header::RETRY_AFTER, HeaderValue::from_static("9"));
         assert_eq!(retry_after_secs(&headers), 9);
-    }
-
-    #[test]
-    fn access_lines_read_the_same_as_with_format() {
-        let request_id = RequestId::EXAMPLE;
-        for client in [Some("192.0.2.10"), Some("2001:db8::1"), None] {
-            let line = LogFields {
-                method: &Method::GET,
-                path: "/v1/ping",
-                client: client.map(|ip| ip.parse().unwrap()),
-            };
-            let mut text = Vec::new();
-            write_access_line(&mut text, &request_id, &line, StatusCode::OK, 1_234_567);
-            assert_eq!(
-                String::from_utf8(text).unwrap(),
-                format!(
-                    "{request_id} {} \"GET /v1/ping\" 200 1234567us",
-                    client.unwrap_or("-")
-                )
-            );
-        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub mod docs;
 pub mod errors;
 pub mod extract;
 pub mod healthcheck;
-pub mod logging;
+pub mod observability;
 pub mod openapi;
 pub mod rate_limit;
 pub mod request_id;

@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use partner_api::config::{Cli, Command, EXIT_BAD_CONFIG};
+use partner_api::observability::logging;
 use partner_api::startup::{Application, StartupError};
-use partner_api::{healthcheck, logging, openapi};
+use partner_api::{healthcheck, openapi};
 
 fn main() -> ExitCode {
     let cli = Cli::parse_or_exit();
@@ -25,23 +26,27 @@ fn main() -> ExitCode {
 }
 
 fn serve(cli: &Cli) -> ExitCode {
-    logging::init();
+    logging::init(cli.server.log_format);
     let result = actix_web::rt::System::new().block_on(async {
         let application = match Application::build(&cli.server) {
             Ok(application) => application,
             // A bad certificate or key is a bad setting: one line, exit code 2.
             Err(error @ StartupError::Tls(_)) => {
-                return Err((format!("error: {error}"), ExitCode::from(EXIT_BAD_CONFIG)));
+                return Err((error.to_string(), ExitCode::from(EXIT_BAD_CONFIG)));
             }
-            Err(error) => return Err((format!("error: {error}"), ExitCode::FAILURE)),
+            Err(error) => return Err((error.to_string(), ExitCode::FAILURE)),
         };
         let scheme = if cli.server.tls_cert.is_some() {
             "https"
         } else {
             "http"
         };
+        let admin = match application.admin_addr() {
+            Some(addr) => format!("admin (probes, metrics) on http://{addr}"),
+            None => "admin listener off".to_owned(),
+        };
         log::info!(
-            "partner-api {} listening on {scheme}://{} with {} workers",
+            "partner-api {} listening on {scheme}://{} with {} workers; {admin}",
             env!("CARGO_PKG_VERSION"),
             application.local_addr(),
             cli.server.worker_count()
@@ -49,12 +54,12 @@ fn serve(cli: &Cli) -> ExitCode {
         application
             .run_until_stopped()
             .await
-            .map_err(|error| (format!("error: server: {error}"), ExitCode::FAILURE))
+            .map_err(|error| (format!("server: {error}"), ExitCode::FAILURE))
     });
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err((message, code)) => {
-            eprintln!("{message}");
+            logging::report_fatal(&message);
             code
         }
     }

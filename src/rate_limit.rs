@@ -227,16 +227,41 @@ pub struct RateLimits {
     policies: Option<Arc<[Policy; 2]>>,
 }
 
-const API: usize = 0;
-const DOCS: usize = 1;
+const API: usize = PolicyName::Api as usize;
+
+/// The two limiter policies, as named in `RateLimit-Policy` and in the metrics.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PolicyName {
+    Api = 0,
+    Docs = 1,
+}
+
+impl PolicyName {
+    pub const ALL: [PolicyName; 2] = [PolicyName::Api, PolicyName::Docs];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PolicyName::Api => "api",
+            PolicyName::Docs => "docs",
+        }
+    }
+}
+
+impl std::fmt::Debug for RateLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RateLimits")
+            .field("on", &self.policies.is_some())
+            .finish_non_exhaustive()
+    }
+}
 
 impl RateLimits {
     pub fn new(settings: Option<RateLimitSettings>) -> Self {
         RateLimits {
             policies: settings.map(|settings| {
                 Arc::new([
-                    Policy::new("api", settings.api),
-                    Policy::new("docs", settings.docs),
+                    Policy::new(PolicyName::Api.as_str(), settings.api),
+                    Policy::new(PolicyName::Docs.as_str(), settings.docs),
                 ])
             }),
         }
@@ -253,9 +278,14 @@ impl RateLimits {
 
     /// Clients with state in the API limiter (for tests and diagnostics).
     pub fn tracked_api_clients(&self) -> usize {
+        self.tracked_clients(PolicyName::Api)
+    }
+
+    /// Clients with state in the limiter of `policy` (0 when limiting is off).
+    pub fn tracked_clients(&self, policy: PolicyName) -> usize {
         self.policies
             .as_ref()
-            .map_or(0, |policies| policies[API].tracked_clients())
+            .map_or(0, |policies| policies[policy as usize].tracked_clients())
     }
 
     /// Checks `count` requests from distinct IPv4 clients against the API limiter, as if they
@@ -299,7 +329,12 @@ impl RateLimits {
         let Some(policies) = &self.policies else {
             return Ok(None);
         };
-        let policy = &policies[if is_api_path(path) { API } else { DOCS }];
+        let name = if is_api_path(path) {
+            PolicyName::Api
+        } else {
+            PolicyName::Docs
+        };
+        let policy = &policies[name as usize];
         let limiter = policy.limiter.limiter();
         match limiter.check_key(&ClientKey::of(client)) {
             Ok(snapshot) => Ok(Some(
@@ -309,6 +344,7 @@ impl RateLimits {
             // again. The limiter's own clock: building a new one (as `DefaultClock::default()`
             // does) runs CPUID, which costs a VM exit on virtual machines, per refusal.
             Err(refusal) => Err(Refusal {
+                policy: name,
                 retry_after_secs: ceil_secs(refusal.wait_time_from(limiter.clock().now())).max(1),
                 quota: policy.quota_fields(0),
             }),
@@ -329,8 +365,10 @@ impl QuotaFields {
     }
 }
 
-/// A request over its client's limit: how long to wait, and the quota fields of the 429.
+/// A request over its client's limit: which policy refused it, how long to wait, and the
+/// quota fields of the 429.
 pub struct Refusal {
+    pub policy: PolicyName,
     pub retry_after_secs: u64,
     pub quota: QuotaFields,
 }

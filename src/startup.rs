@@ -1,9 +1,12 @@
 //! Building and running the service. [`app`] is the app factory: the production server, the
 //! tests and the OpenAPI generator all build exactly this app. [`Application`] binds its own
-//! listener (port 0 in tests, whose real port is read back), plain or TLS, starts the workers
-//! and the background tasks (limiter pruning, certificate watching), and stops gracefully on
-//! SIGTERM or SIGINT: it stops accepting, lets in-flight requests finish within the grace
-//! period, then returns so the process exits 0.
+//! listeners (port 0 in tests, whose real port is read back): the API's, plain or TLS, and the
+//! admin listener's (probes and metrics, see `observability::admin`); it starts the workers and
+//! the background tasks (limiter pruning, certificate watching), and stops gracefully on
+//! SIGTERM or SIGINT: `/readyz` turns 503 at once, the API keeps serving for the shutdown
+//! delay (so load balancers stop sending first; a second signal cuts it short), then stops
+//! accepting, lets in-flight requests finish within the grace period, and returns so the
+//! process exits 0.
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -23,6 +26,8 @@ use crate::config::ServerConfig;
 use crate::conventions::{DocsBase, RequestConventions};
 use crate::docs;
 use crate::extract::BodyLimit;
+use crate::observability::admin::{self, AdminState, Readiness};
+use crate::observability::metrics::{Metrics, RouteLabels};
 use crate::rate_limit::RateLimits;
 use crate::routes::{self, ExtraRoutes, RouteTable};
 use crate::tls::{CertificateStore, TlsError};
@@ -37,6 +42,8 @@ pub struct AppSettings {
     pub body_limit: BodyLimit,
     pub clients: ClientResolver,
     pub rate_limits: RateLimits,
+    /// Where requests are counted, when an admin listener serves the metrics.
+    pub metrics: Option<Metrics>,
 }
 
 /// The whole app: every route, the documentation next to it, the fallback for unknown paths
@@ -58,6 +65,10 @@ pub fn app(
         .configure(routes::register)
         .configure(extra_routes)
         .split_for_parts();
+    let routes = settings.metrics.map(|metrics| {
+        let paths = document.paths.paths.keys().map(String::as_str);
+        (metrics, RouteLabels::new(paths.chain(docs::PATHS)))
+    });
     let fallback = RouteTable::from_document(&document)
         .with_paths(&docs::PATHS, "GET, HEAD")
         .into_fallback();
@@ -69,6 +80,7 @@ pub fn app(
             settings.clients,
             settings.rate_limits,
             settings.hsts,
+            routes,
         ))
 }
 
@@ -96,6 +108,12 @@ impl std::error::Error for StartupError {}
 pub struct Application {
     server: Server,
     local_addr: SocketAddr,
+    admin: Option<(Server, SocketAddr)>,
+    /// Listened for from the start: a signal that came before `run_until_stopped` would
+    /// otherwise kill the process.
+    signals: ShutdownSignals,
+    readiness: Readiness,
+    shutdown_delay: Duration,
     rate_limits: RateLimits,
     prune_every: Duration,
     certificates: Option<(Arc<CertificateStore>, Option<Duration>)>,
@@ -139,16 +157,32 @@ impl Application {
         let bind_error = |error| StartupError::Bind(config.bind, error);
         let listener = listen(config.bind).map_err(bind_error)?;
         let local_addr = listener.local_addr().map_err(bind_error)?;
+        let admin_listener = match config.admin_bind.0 {
+            Some(addr) => {
+                let admin_error = |error| StartupError::Bind(addr, error);
+                let listener = listen(addr).map_err(admin_error)?;
+                let local_addr = listener.local_addr().map_err(admin_error)?;
+                Some((listener, local_addr))
+            }
+            None => None,
+        };
         let scheme = if certificates.is_some() {
             "https"
         } else {
             "http"
         };
+        let docs_base = match &config.docs_base_url {
+            Some(url) => DocsBase::fixed(url.clone().into_shared()),
+            None => DocsBase::own_origin(scheme, local_addr),
+        };
+        // Built here, outside the per-worker factory, so that all workers share it.
+        let rate_limits = RateLimits::new(config.rate_limits());
+        // Metrics are recorded only where a listener serves them.
+        let metrics = admin_listener
+            .as_ref()
+            .map(|_| Metrics::new(rate_limits.clone(), certificates.clone()));
         let settings = AppSettings {
-            docs_base: match &config.docs_base_url {
-                Some(url) => DocsBase::fixed(url.clone().into_shared()),
-                None => DocsBase::own_origin(scheme, local_addr),
-            },
+            docs_base: docs_base.clone(),
             hsts: certificates
                 .as_ref()
                 .filter(|_| config.hsts_max_age_secs > 0)
@@ -158,13 +192,12 @@ impl Application {
                 }),
             body_limit: BodyLimit(config.max_body_bytes as usize),
             clients: ClientResolver::new(config.trusted_proxies.clone()),
-            // Built here, outside the per-worker factory, so that all workers share it.
-            rate_limits: RateLimits::new(config.rate_limits()),
+            rate_limits: rate_limits.clone(),
+            metrics: metrics.clone(),
         };
-        let rate_limits = settings.rate_limits.clone();
         let server = HttpServer::new(move || {
             // The factory runs on each worker thread: batch that worker's log lines.
-            crate::logging::batch_on_this_worker();
+            crate::observability::logging::batch_on_this_worker();
             app(settings.clone(), extra_routes)
         })
         .workers(config.worker_count())
@@ -187,11 +220,34 @@ impl Application {
         }
         .map_err(bind_error)?
         .run();
+        let readiness = Readiness::default();
+        let admin = match (admin_listener, metrics) {
+            (Some((listener, admin_addr)), Some(metrics)) => {
+                let state = AdminState {
+                    readiness: readiness.clone(),
+                    metrics,
+                    docs_base,
+                };
+                let server = HttpServer::new(move || admin::app(state.clone()))
+                    .workers(1)
+                    .disable_signals()
+                    .shutdown_timeout(1)
+                    .listen(listener)
+                    .map_err(|error| StartupError::Bind(admin_addr, error))?
+                    .run();
+                Some((server, admin_addr))
+            }
+            _ => None,
+        };
         let watch_every =
             (config.tls_watch_secs > 0).then(|| Duration::from_secs(config.tls_watch_secs));
         Ok(Application {
             server,
             local_addr,
+            admin,
+            signals: ShutdownSignals::new(),
+            readiness,
+            shutdown_delay: Duration::from_secs(config.shutdown_delay_secs),
             rate_limits,
             prune_every: Duration::from_secs(config.rate_limit_prune_secs),
             certificates: certificates.map(|store| (store, watch_every)),
@@ -201,6 +257,11 @@ impl Application {
     /// The address actually bound (the real port when the configuration asked for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The admin listener's address, unless it is off.
+    pub fn admin_addr(&self) -> Option<SocketAddr> {
+        self.admin.as_ref().map(|(_, addr)| *addr)
     }
 
     /// The certificate in use, when the service speaks HTTPS (to reload it from elsewhere).
@@ -229,9 +290,27 @@ impl Application {
         let watching = self
             .certificates
             .map(|(store, every)| actix_web::rt::spawn(store.watch(every)));
+        // A server runs once it is polled: the admin one on a task of its own.
+        let admin = self.admin.map(|(server, _)| {
+            let handle = server.handle();
+            (handle, actix_web::rt::spawn(server))
+        });
         let handle = self.server.handle();
+        let (readiness, delay, mut signals) = (self.readiness, self.shutdown_delay, self.signals);
         actix_web::rt::spawn(async move {
-            let signal = shutdown_signal().await;
+            let signal = signals.next().await;
+            readiness.shutting_down();
+            if !delay.is_zero() {
+                log::info!(
+                    "{signal} received: not ready; serving {} s more before draining (a \
+                     second signal drains at once)",
+                    delay.as_secs()
+                );
+                tokio::select! {
+                    () = actix_web::rt::time::sleep(delay) => {}
+                    signal = signals.next() => log::info!("{signal} received again"),
+                }
+            }
             log::info!("{signal} received: no longer accepting; finishing in-flight requests");
             handle.stop(true).await;
         });
@@ -240,24 +319,50 @@ impl Application {
         if let Some(watching) = watching {
             watching.abort();
         }
+        // The admin listener goes last: `/readyz` says 503 until the very end.
+        if let Some((handle, running)) = admin {
+            handle.stop(true).await;
+            if let Ok(Err(error)) = running.await {
+                log::warn!("admin listener: {error}");
+            }
+        }
         served?;
         log::info!("stopped");
         Ok(())
     }
 }
 
-async fn shutdown_signal() -> &'static str {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut terminate), Ok(mut interrupt)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        log::error!("cannot listen for SIGTERM/SIGINT; stop the process with SIGKILL");
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        _ = terminate.recv() => "SIGTERM",
-        _ = interrupt.recv() => "SIGINT",
+/// SIGTERM and SIGINT, listened for once for the whole shutdown.
+struct ShutdownSignals {
+    terminate: Option<tokio::signal::unix::Signal>,
+    interrupt: Option<tokio::signal::unix::Signal>,
+}
+
+impl ShutdownSignals {
+    fn new() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        let (terminate, interrupt) = (
+            signal(SignalKind::terminate()).ok(),
+            signal(SignalKind::interrupt()).ok(),
+        );
+        if terminate.is_none() || interrupt.is_none() {
+            log::error!("cannot listen for SIGTERM/SIGINT; stop the process with SIGKILL");
+        }
+        ShutdownSignals {
+            terminate,
+            interrupt,
+        }
+    }
+
+    /// The next of the two signals.
+    async fn next(&mut self) -> &'static str {
+        let (Some(terminate), Some(interrupt)) = (&mut self.terminate, &mut self.interrupt) else {
+            return std::future::pending().await;
+        };
+        tokio::select! {
+            _ = terminate.recv() => "SIGTERM",
+            _ = interrupt.recv() => "SIGINT",
+        }
     }
 }
 

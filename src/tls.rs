@@ -4,13 +4,14 @@
 //! pair is one line naming the file, exit code 2) and can be replaced without a restart: on
 //! SIGHUP, or when either file changes on disk, the pair is loaded again and, if it is valid,
 //! used for every new handshake; open connections keep theirs. A bad new pair is refused with
-//! a log line and the old one stays in use.
+//! a log line and the old one stays in use. The store keeps what the metrics report: when the
+//! certificate in use expires, when it was loaded, and when a reload was last refused.
 
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustls::crypto::CryptoProvider;
 use rustls::pki_types::pem::PemObject;
@@ -133,6 +134,33 @@ pub struct CertificateStore {
     key_path: PathBuf,
     current: RwLock<Arc<CertifiedKey>>,
     stamps: Mutex<Stamps>,
+    status: Mutex<CertificateStatus>,
+}
+
+/// What the metrics say about the certificate; times are Unix seconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CertificateStatus {
+    /// The `notAfter` of the certificate in use (`None` if it cannot be read from it).
+    pub expires_at: Option<i64>,
+    /// When the certificate in use was loaded.
+    pub loaded_at: i64,
+    /// When a reload was last refused.
+    pub refused_at: Option<i64>,
+    /// Reloads that replaced the certificate, and reloads refused, since start.
+    pub reloaded: u64,
+    pub refused: u64,
+}
+
+/// The `notAfter` of the leaf certificate, as a Unix time.
+fn expiry(pair: &CertifiedKey) -> Option<i64> {
+    let (_, certificate) = x509_parser::parse_x509_certificate(pair.cert.first()?).ok()?;
+    Some(certificate.validity().not_after.timestamp())
+}
+
+fn unix_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs() as i64)
 }
 
 impl fmt::Debug for CertificateStore {
@@ -149,12 +177,23 @@ impl CertificateStore {
     pub fn load(cert_path: &Path, key_path: &Path) -> Result<Arc<CertificateStore>, TlsError> {
         let stamps = [stamp(cert_path), stamp(key_path)];
         let pair = load_pair(cert_path, key_path)?;
+        let status = CertificateStatus {
+            expires_at: expiry(&pair),
+            loaded_at: unix_now(),
+            ..CertificateStatus::default()
+        };
         Ok(Arc::new(CertificateStore {
             cert_path: cert_path.to_owned(),
             key_path: key_path.to_owned(),
             current: RwLock::new(Arc::new(pair)),
             stamps: Mutex::new(stamps),
+            status: Mutex::new(status),
         }))
+    }
+
+    /// Expiry, load and reload times, for the metrics.
+    pub fn status(&self) -> CertificateStatus {
+        *self.status.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Loads the files again; a valid pair replaces the current one for new handshakes, an
@@ -162,9 +201,22 @@ impl CertificateStore {
     pub fn reload(&self) -> Result<(), TlsError> {
         *self.stamps.lock().unwrap_or_else(|e| e.into_inner()) =
             [stamp(&self.cert_path), stamp(&self.key_path)];
-        let pair = load_pair(&self.cert_path, &self.key_path)?;
-        *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(pair);
-        Ok(())
+        let loaded = load_pair(&self.cert_path, &self.key_path);
+        let mut status = self.status.lock().unwrap_or_else(|e| e.into_inner());
+        match loaded {
+            Ok(pair) => {
+                status.expires_at = expiry(&pair);
+                status.loaded_at = unix_now();
+                status.reloaded += 1;
+                *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(pair);
+                Ok(())
+            }
+            Err(error) => {
+                status.refused_at = Some(unix_now());
+                status.refused += 1;
+                Err(error)
+            }
+        }
     }
 
     /// Reloads, logging the outcome; `why` says what triggered it.
@@ -318,15 +370,30 @@ mod tests {
         let store = CertificateStore::load(&cert_path, &key_path).unwrap();
         let before = store.current.read().unwrap().cert[0].clone();
 
+        let status = store.status();
+        assert_eq!(
+            (status.reloaded, status.refused, status.refused_at),
+            (0, 0, None)
+        );
+        let expires = status
+            .expires_at
+            .expect("rcgen certificates have a notAfter");
+        // rcgen's default validity ends on 4096-01-01T00:00:00Z.
+        assert_eq!(expires, 67_090_118_400);
+
         write(&dir, "key.pem", "not a key");
         assert!(store.reload().is_err());
         assert_eq!(store.current.read().unwrap().cert[0], before);
+        let status = store.status();
+        assert_eq!((status.reloaded, status.refused), (0, 1));
+        assert!(status.refused_at.unwrap() >= status.loaded_at);
 
         let (cert, key) = pair("second.test");
         write(&dir, "cert.pem", &cert);
         write(&dir, "key.pem", &key);
         store.reload().unwrap();
         assert_ne!(store.current.read().unwrap().cert[0], before);
+        assert_eq!(store.status().reloaded, 1);
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -24,6 +24,8 @@ pub struct TestApp {
     pub address: String,
     pub local_addr: std::net::SocketAddr,
     pub client: reqwest::Client,
+    /// `http://127.0.0.1:<port>` of the admin listener (probes and metrics).
+    pub admin_address: String,
     /// The certificate in use, when the app serves HTTPS.
     pub certificates: Option<std::sync::Arc<partner_api::tls::CertificateStore>>,
     handle: ServerHandle,
@@ -49,6 +51,8 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         bind: "127.0.0.1:0".parse().unwrap(),
         workers: Some(1.try_into().unwrap()),
         shutdown_grace_secs: 5,
+        shutdown_delay_secs: 0,
+        admin_bind: partner_api::config::AdminBind(Some("127.0.0.1:0".parse().unwrap())),
         rate_limit_per_second: 100_000,
         rate_limit_burst: 100_000,
         docs_rate_limit_per_second: 100_000,
@@ -60,6 +64,9 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         Application::build_with_routes(&config, test_routes).expect("the test app starts");
     let local_addr = application.local_addr();
     let address = format!("http://{local_addr}");
+    let admin_address = application
+        .admin_addr()
+        .map_or_else(String::new, |addr| format!("http://{addr}"));
     let certificates = application.certificates();
     let handle = application.handle();
     actix_web::rt::spawn(application.run_until_stopped());
@@ -71,6 +78,7 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
     TestApp {
         address,
         local_addr,
+        admin_address,
         client,
         certificates,
         handle,

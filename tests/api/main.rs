@@ -1,6 +1,7 @@
 //! Integration tests: every test drives the real app over HTTP and asserts the exact status,
 //! headers and body a client sees. `process` runs the built binary itself.
 
+mod admin;
 mod body;
 mod contract;
 mod conventions;

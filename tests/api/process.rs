@@ -21,7 +21,13 @@ fn partner_api() -> Command {
             command.env_remove(name);
         }
     }
-    command.env("RUST_LOG", "info").stdin(Stdio::null());
+    // The admin listener on a free port (the default one may be taken by a parallel test) and
+    // no shutdown delay, unless a test asks otherwise with a flag.
+    command
+        .env("RUST_LOG", "info")
+        .env("PARTNER_API_ADMIN_BIND", "127.0.0.1:0")
+        .env("PARTNER_API_SHUTDOWN_DELAY_SECS", "0")
+        .stdin(Stdio::null());
     command
 }
 
@@ -48,6 +54,8 @@ struct ServerProcess {
     lines: mpsc::Receiver<String>,
     seen: Vec<String>,
     address: SocketAddr,
+    /// The admin listener's address, unless it is off.
+    admin: Option<SocketAddr>,
 }
 
 impl ServerProcess {
@@ -80,6 +88,7 @@ impl ServerProcess {
             lines,
             seen: Vec::new(),
             address: "0.0.0.0:0".parse().unwrap(),
+            admin: None,
         };
         let line = server.wait_for_line(" listening on ");
         let address = line
@@ -88,7 +97,24 @@ impl ServerProcess {
             .and_then(|rest| rest.split_whitespace().next())
             .unwrap();
         server.address = address.parse().unwrap();
+        server.admin = line
+            .split("admin (probes, metrics) on http://")
+            .nth(1)
+            .map(|rest| rest.split(['"', ' ']).next().unwrap().parse().unwrap());
         server
+    }
+
+    /// Every stderr line, once the process has closed stderr (it exited).
+    fn all_lines(&mut self) -> Vec<String> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.lines.recv_timeout(left) {
+                Ok(line) => self.seen.push(line),
+                Err(mpsc::RecvTimeoutError::Disconnected) => return self.seen.clone(),
+                Err(mpsc::RecvTimeoutError::Timeout) => panic!("stderr still open after {WAIT:?}"),
+            }
+        }
     }
 
     /// The first stderr line containing `needle`, waiting at most `WAIT`.
@@ -469,4 +495,156 @@ fn the_readme_uptime_command_passes_against_a_running_service() {
     assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
     let head = String::from_utf8(output.stdout).unwrap();
     assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+}
+
+/// `GET <path>` on the admin listener: the status line and body.
+fn admin_get(server: &ServerProcess, path: &str) -> (String, String) {
+    let answer = raw_request(
+        server.admin.expect("the admin listener is on"),
+        &format!("GET {path} HTTP/1.1\r\nHost: admin\r\nConnection: close\r\n\r\n"),
+    );
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_owned(), body.to_owned())
+}
+
+fn ping(server: &ServerProcess) -> String {
+    raw_request(
+        server.address,
+        "GET /v1/ping HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n",
+    )
+}
+
+/// SIGTERM: /readyz turns 503 at once while the API keeps answering new connections for the
+/// delay; then the service drains and exits 0.
+#[test]
+fn sigterm_turns_readiness_off_and_serves_through_the_delay() {
+    let mut server = ServerProcess::start(&["--shutdown-delay-secs", "2"]);
+    assert_eq!(
+        admin_get(&server, "/readyz"),
+        ("HTTP/1.1 200 OK".to_owned(), "ready\n".to_owned())
+    );
+    let signalled = Instant::now();
+    server.signal(libc::SIGTERM);
+    server.wait_for_line("SIGTERM received: not ready; serving 2 s more");
+    assert_eq!(
+        admin_get(&server, "/readyz"),
+        (
+            "HTTP/1.1 503 Service Unavailable".to_owned(),
+            "shutting down\n".to_owned()
+        )
+    );
+    assert_eq!(admin_get(&server, "/livez").0, "HTTP/1.1 200 OK");
+    let answer = ping(&server);
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    server.wait_for_line("no longer accepting");
+    assert!(signalled.elapsed() >= Duration::from_secs(2));
+    assert_eq!(server.wait_for_exit().code(), Some(0));
+    server.wait_for_line("stopped");
+}
+
+/// A second signal during the delay drains at once.
+#[test]
+fn a_second_signal_skips_the_delay() {
+    let mut server = ServerProcess::start(&["--shutdown-delay-secs", "600"]);
+    server.signal(libc::SIGTERM);
+    server.wait_for_line("SIGTERM received: not ready");
+    server.signal(libc::SIGINT);
+    server.wait_for_line("SIGINT received again");
+    assert_eq!(server.wait_for_exit().code(), Some(0));
+}
+
+/// With `--log-format json` every line a run writes is one JSON object: startup, access lines
+/// (with their fields, and the trace id of a well-formed traceparent), shutdown.
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let mut server = ServerProcess::start(&["--log-format", "json"]);
+    let traced = raw_request(
+        server.address,
+        "GET /v1/ping HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+         traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n",
+    );
+    let traced_id = request_id_of(&traced).to_owned();
+    let malformed = raw_request(
+        server.address,
+        "GET /nowhere HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+         traceparent: 00-not-a-trace-01\r\n\r\n",
+    );
+    assert!(malformed.starts_with("HTTP/1.1 404 "), "{malformed}");
+    let malformed_id = request_id_of(&malformed).to_owned();
+    server.wait_for_line(&malformed_id);
+    server.signal(libc::SIGTERM);
+    assert_eq!(server.wait_for_exit().code(), Some(0));
+
+    let lines = server.all_lines();
+    assert!(lines.len() >= 5, "{lines:?}");
+    let objects: Vec<serde_json::Value> = lines
+        .iter()
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|error| panic!("not JSON ({error}): {line}"))
+        })
+        .collect();
+    for object in &objects {
+        for key in ["time", "level", "target", "message"] {
+            assert!(object[key].is_string(), "{key} missing: {object}");
+        }
+        let time = object["time"].as_str().unwrap();
+        assert!(time.ends_with('Z') && time.len() == 27, "{time}");
+    }
+    assert!(objects.iter().any(|object| {
+        object["message"]
+            .as_str()
+            .unwrap()
+            .contains(" listening on ")
+    }));
+    assert!(objects.iter().any(|object| object["message"] == "stopped"));
+    let access = |id: &str| {
+        objects
+            .iter()
+            .find(|object| object["request_id"] == id)
+            .unwrap_or_else(|| panic!("no access line for {id}: {lines:?}"))
+            .clone()
+    };
+    let mut traced = access(&traced_id);
+    assert!(traced["duration_us"].is_u64(), "{traced}");
+    for key in ["time", "message", "duration_us"] {
+        traced.as_object_mut().unwrap().remove(key);
+    }
+    assert_eq!(
+        traced,
+        serde_json::json!({
+            "level": "INFO",
+            "target": "access",
+            "request_id": traced_id,
+            "client": "127.0.0.1",
+            "method": "GET",
+            "path": "/v1/ping",
+            "status": 200,
+            "trace_id": "4bf92f3577b34da6a3ce929d0e0e4736",
+        })
+    );
+    let untraced = access(&malformed_id);
+    assert_eq!(untraced["status"], 404);
+    assert_eq!(untraced["path"], "/nowhere");
+    assert!(untraced.get("trace_id").is_none(), "{untraced}");
+}
+
+/// The text access line names the partner's trace too.
+#[test]
+fn a_traceparent_names_the_trace_in_the_text_access_line() {
+    let mut server = ServerProcess::start(&[]);
+    let answer = raw_request(
+        server.address,
+        "GET /v1/ping HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+         traceparent: 00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01\r\n\r\n",
+    );
+    let id = request_id_of(&answer).to_owned();
+    let line = server.wait_for_line(&id);
+    assert!(
+        line.contains(&format!("{id} 127.0.0.1 \"GET /v1/ping\" 200 ")),
+        "{line}"
+    );
+    assert!(
+        line.ends_with("us trace=4bf92f3577b34da6a3ce929d0e0e4736"),
+        "{line}"
+    );
 }

@@ -1,0 +1,125 @@
+//! The admin listener: what operators and their tools call, on an address of its own
+//! (`--admin-bind`, loopback by default), never on the API's. It serves `GET /livez` (200
+//! while the process serves), `GET /readyz` (200 while it takes new work, 503 from the moment
+//! a shutdown begins, so a load balancer or Kubernetes stops sending traffic before the
+//! listener closes) and `GET /metrics` (OpenMetrics text). Probes answer plain text, as
+//! Kubernetes' own components do; anything else gets the contract's JSON error. These
+//! endpoints are not part of the API: no rate limit, no access log line, not in the OpenAPI
+//! document, and the API's listener does not serve them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{App, Error, HttpRequest, HttpResponse, guard, web};
+
+use super::metrics::{self, Metrics};
+use crate::conventions::{DocsBase, set_convention_headers};
+use crate::errors::ApiError;
+use crate::request_id::RequestId;
+
+/// The admin endpoints, for the route table and the tests.
+pub const PATHS: [&str; 3] = ["/livez", "/readyz", "/metrics"];
+
+/// Whether the service takes new work: true from start until a shutdown begins.
+#[derive(Clone, Debug)]
+pub struct Readiness(Arc<AtomicBool>);
+
+impl Default for Readiness {
+    fn default() -> Self {
+        Readiness(Arc::new(AtomicBool::new(true)))
+    }
+}
+
+impl Readiness {
+    pub fn is_ready(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// From now on `/readyz` answers 503.
+    pub fn shutting_down(&self) {
+        self.0.store(false, Ordering::Relaxed);
+    }
+}
+
+/// What the admin app serves.
+#[derive(Clone)]
+pub struct AdminState {
+    pub readiness: Readiness,
+    pub metrics: Metrics,
+    /// Where `doc_url` of an error points (the API's reference).
+    pub docs_base: DocsBase,
+}
+
+/// The admin app.
+pub fn app(
+    state: AdminState,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = Error,
+        InitError = (),
+    >,
+> {
+    let get_or_head = || guard::Any(guard::Get()).or(guard::Head());
+    let docs_base = state.docs_base.clone();
+    App::new()
+        .app_data(web::Data::new(state))
+        .service(web::resource("/livez").guard(get_or_head()).to(livez))
+        .service(web::resource("/readyz").guard(get_or_head()).to(readyz))
+        .service(
+            web::resource("/metrics")
+                .guard(get_or_head())
+                .to(metrics_text),
+        )
+        .default_service(web::to(move |request: HttpRequest| {
+            let response = not_served(&request, &docs_base);
+            async move { response }
+        }))
+}
+
+fn plain(status: actix_web::http::StatusCode, text: &'static str) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .content_type("text/plain; charset=utf-8")
+        .body(text)
+}
+
+async fn livez() -> HttpResponse {
+    plain(actix_web::http::StatusCode::OK, "ok\n")
+}
+
+async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
+    if state.readiness.is_ready() {
+        plain(actix_web::http::StatusCode::OK, "ready\n")
+    } else {
+        plain(
+            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down\n",
+        )
+    }
+}
+
+async fn metrics_text(state: web::Data<AdminState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .content_type(metrics::CONTENT_TYPE)
+        .body(state.metrics.render())
+}
+
+/// 405 with `Allow` on an admin path, 404 anywhere else, in the contract's error shape.
+fn not_served(request: &HttpRequest, docs_base: &DocsBase) -> HttpResponse {
+    let error = if PATHS.contains(&request.path()) {
+        ApiError::method_not_allowed(request.method(), HeaderValue::from_static("GET, HEAD"))
+    } else {
+        ApiError::resource_missing(request.method(), request.path())
+    };
+    let request_id = RequestId::generate();
+    let mut response = error.to_response(&request_id, docs_base.resolve(None));
+    set_convention_headers(response.headers_mut(), &request_id, None, None);
+    response
+}

@@ -1,0 +1,561 @@
+//! The service's Prometheus metrics, served by the admin listener at `/metrics` in the
+//! OpenMetrics text format. The client library is the Prometheus project's own
+//! `prometheus-client`: it writes OpenMetrics natively (which Prometheus negotiates), and its
+//! `Collector` trait lets a scrape read values kept wherever the hot path keeps them.
+//!
+//! What one request pays, and why it is shared-nothing: each worker records its requests in
+//! cells of its own (a counter, a sum and the histogram's buckets, all relaxed atomics that only
+//! that worker writes), found through a small map that only that worker reads; a new series
+//! (route, method, status) is announced once per worker under a lock that scrapes also take.
+//! The in-flight gauge and the refusal counters are per-worker atomics too. A scrape adds the
+//! workers' cells up. Label values come from small fixed sets: the route template (from the
+//! route table, so a flood of random paths all counts as `unmatched`), one of eight method
+//! names (anything else is `other`), and the status code the service sent.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use actix_web::dev::ResourceDef;
+use actix_web::http::Method;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::{Registry, Unit};
+
+use super::process::ProcessCollector;
+use crate::rate_limit::{PolicyName, RateLimits};
+use crate::tls::CertificateStore;
+
+/// The `Content-Type` of an OpenMetrics text exposition.
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// Upper bounds of the request-duration histogram, in microseconds: 100 µs to 10 s, where a
+/// ping answers in tens of microseconds and a stuck request would show at the top.
+const BUCKETS_MICROS: [u64; 16] = [
+    100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000,
+    1_000_000, 2_500_000, 5_000_000, 10_000_000,
+];
+
+/// The route label of a request whose path matches no route.
+pub const UNMATCHED: &str = "unmatched";
+
+/// Method label values; any other method is counted as `other`.
+const METHODS: [&str; 8] = [
+    "GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other",
+];
+
+fn method_index(method: &Method) -> u8 {
+    match *method {
+        Method::GET => 0,
+        Method::HEAD => 1,
+        Method::POST => 2,
+        Method::PUT => 3,
+        Method::PATCH => 4,
+        Method::DELETE => 5,
+        Method::OPTIONS => 6,
+        _ => 7,
+    }
+}
+
+/// The metrics of one server: cloned into every worker, read by the admin listener.
+#[derive(Clone, Debug)]
+pub struct Metrics {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    /// Every (worker, series) cell ever created, with its labels.
+    series: Mutex<Vec<RegisteredSeries>>,
+    /// Every worker's gauges.
+    workers: Mutex<Vec<Arc<WorkerGauges>>>,
+    rate_limits: RateLimits,
+    certificates: Option<Arc<CertificateStore>>,
+}
+
+#[derive(Debug)]
+struct RegisteredSeries {
+    route: Arc<str>,
+    method: &'static str,
+    status: u16,
+    cells: Arc<SeriesCells>,
+}
+
+/// One worker's share of one series.
+#[derive(Debug, Default)]
+struct SeriesCells {
+    sum_micros: AtomicU64,
+    /// Requests per bucket, not cumulative; the last one is `+Inf`.
+    buckets: [AtomicU64; BUCKETS_MICROS.len() + 1],
+}
+
+#[derive(Debug, Default)]
+struct WorkerGauges {
+    in_flight: AtomicI64,
+    refusals: [AtomicU64; 2],
+}
+
+impl Metrics {
+    /// Metrics reading the limiter's client count and, when serving HTTPS, the certificate.
+    pub fn new(rate_limits: RateLimits, certificates: Option<Arc<CertificateStore>>) -> Self {
+        Metrics {
+            shared: Arc::new(Shared {
+                series: Mutex::new(Vec::new()),
+                workers: Mutex::new(Vec::new()),
+                rate_limits,
+                certificates,
+            }),
+        }
+    }
+
+    /// A recorder for the calling worker, labelling routes by `routes`.
+    pub fn for_worker(&self, routes: RouteLabels) -> WorkerMetrics {
+        let gauges = Arc::new(WorkerGauges::default());
+        lock(&self.shared.workers).push(Arc::clone(&gauges));
+        WorkerMetrics {
+            shared: Arc::clone(&self.shared),
+            gauges,
+            cells: RefCell::new(HashMap::new()),
+            routes,
+        }
+    }
+
+    /// The OpenMetrics text exposition of every metric, `# EOF` included.
+    pub fn render(&self) -> String {
+        let mut registry = Registry::default();
+        registry.register_collector(Box::new(RequestCollector(Arc::clone(&self.shared))));
+        registry.register_collector(Box::new(ProcessCollector));
+        let mut text = String::with_capacity(16 * 1024);
+        prometheus_client::encoding::text::encode(&mut text, &registry)
+            .expect("writing to a String does not fail");
+        text
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding it leaves counters, never a broken invariant.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Route templates for the `route` label: the registered patterns, in registration order, then
+/// the reference's own files under `/docs/`; anything else is [`UNMATCHED`].
+#[derive(Clone, Debug)]
+pub struct RouteLabels {
+    routes: Rc<[(ResourceDef, Arc<str>)]>,
+}
+
+/// Index into [`RouteLabels`], or one of the two labels below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteIndex(u8);
+
+const UNMATCHED_INDEX: u8 = u8::MAX;
+const REFERENCE_FILES_INDEX: u8 = u8::MAX - 1;
+
+/// Label of the Swagger UI files served under `/docs/`.
+const REFERENCE_FILES: &str = "/docs/{file}";
+
+impl RouteLabels {
+    pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Self {
+        let routes: Vec<_> = patterns
+            .into_iter()
+            .take(usize::from(REFERENCE_FILES_INDEX))
+            .map(|pattern| (ResourceDef::new(pattern), Arc::from(pattern)))
+            .collect();
+        RouteLabels {
+            routes: routes.into(),
+        }
+    }
+
+    pub fn index(&self, path: &str) -> RouteIndex {
+        if let Some(index) = self
+            .routes
+            .iter()
+            .position(|(pattern, _)| pattern.is_match(path))
+        {
+            return RouteIndex(index as u8);
+        }
+        if path.starts_with("/docs/") {
+            return RouteIndex(REFERENCE_FILES_INDEX);
+        }
+        RouteIndex(UNMATCHED_INDEX)
+    }
+
+    fn label(&self, index: RouteIndex) -> Arc<str> {
+        match index.0 {
+            UNMATCHED_INDEX => Arc::from(UNMATCHED),
+            REFERENCE_FILES_INDEX => Arc::from(REFERENCE_FILES),
+            index => Arc::clone(&self.routes[usize::from(index)].1),
+        }
+    }
+}
+
+/// One worker's recorder; see the module documentation for what it costs.
+pub struct WorkerMetrics {
+    shared: Arc<Shared>,
+    gauges: Arc<WorkerGauges>,
+    cells: RefCell<HashMap<u32, Arc<SeriesCells>>>,
+    routes: RouteLabels,
+}
+
+/// Counts a request as in flight until dropped.
+pub struct InFlight(Rc<WorkerMetrics>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.gauges.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl WorkerMetrics {
+    /// The route label of `path`.
+    pub fn route(&self, path: &str) -> RouteIndex {
+        self.routes.index(path)
+    }
+
+    /// A request goes in flight until the returned guard is dropped.
+    pub fn in_flight(self: &Rc<Self>) -> InFlight {
+        self.gauges.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(Rc::clone(self))
+    }
+
+    /// A request refused by the rate limiter of `policy`.
+    pub fn refused(&self, policy: PolicyName) {
+        self.gauges.refusals[policy as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One answered request.
+    pub fn record(&self, route: RouteIndex, method: &Method, status: u16, micros: u64) {
+        let method = method_index(method);
+        let key = u32::from(route.0) << 24 | u32::from(method) << 16 | u32::from(status);
+        let mut cells = self.cells.borrow_mut();
+        let cells = cells.entry(key).or_insert_with(|| {
+            let cells = Arc::new(SeriesCells::default());
+            lock(&self.shared.series).push(RegisteredSeries {
+                route: self.routes.label(route),
+                method: METHODS[usize::from(method)],
+                status,
+                cells: Arc::clone(&cells),
+            });
+            cells
+        });
+        let bucket = BUCKETS_MICROS
+            .iter()
+            .position(|bound| micros <= *bound)
+            .unwrap_or(BUCKETS_MICROS.len());
+        cells.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        cells.sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+}
+
+/// A series summed over the workers.
+#[derive(Default)]
+struct SeriesTotal {
+    sum_micros: u64,
+    buckets: [u64; BUCKETS_MICROS.len() + 1],
+}
+
+impl SeriesTotal {
+    fn count(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+}
+
+/// Encodes the service's own metrics at each scrape.
+#[derive(Debug)]
+struct RequestCollector(Arc<Shared>);
+
+fn unix_now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs_f64()
+}
+
+impl Collector for RequestCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        let shared = &self.0;
+        let mut totals: BTreeMap<(Arc<str>, &'static str, u16), SeriesTotal> = BTreeMap::new();
+        for series in lock(&shared.series).iter() {
+            let total = totals
+                .entry((Arc::clone(&series.route), series.method, series.status))
+                .or_default();
+            total.sum_micros += series.cells.sum_micros.load(Ordering::Relaxed);
+            for (sum, cell) in total.buckets.iter_mut().zip(&series.cells.buckets) {
+                *sum += cell.load(Ordering::Relaxed);
+            }
+        }
+        let labels = |(route, method, status): &(Arc<str>, &'static str, u16)| {
+            [
+                ("route", route.to_string()),
+                ("method", (*method).to_owned()),
+                ("status", status.to_string()),
+            ]
+        };
+
+        let mut family = encoder.encode_descriptor(
+            "partner_api_http_requests",
+            "Requests answered, by route template, method and status code.",
+            None,
+            MetricType::Counter,
+        )?;
+        for (key, total) in &totals {
+            let labels = labels(key);
+            family
+                .encode_family(&labels)?
+                .encode_counter::<NoLabelSet, _, u64>(&total.count(), None)?;
+        }
+
+        let bounds: Vec<f64> = BUCKETS_MICROS
+            .iter()
+            .map(|micros| *micros as f64 / 1e6)
+            .chain([f64::INFINITY])
+            .collect();
+        let mut family = encoder.encode_descriptor(
+            "partner_api_http_request_duration",
+            "Time from receiving a request's head to finishing its response, by route \
+             template, method and status code.",
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        for (key, total) in &totals {
+            let labels = labels(key);
+            let buckets: Vec<(f64, u64)> = bounds
+                .iter()
+                .copied()
+                .zip(total.buckets.iter().copied())
+                .collect();
+            family
+                .encode_family(&labels)?
+                .encode_histogram::<NoLabelSet>(
+                    total.sum_micros as f64 / 1e6,
+                    total.count(),
+                    &buckets,
+                    None,
+                )?;
+        }
+
+        let workers = lock(&shared.workers);
+        let in_flight: i64 = workers
+            .iter()
+            .map(|worker| worker.in_flight.load(Ordering::Relaxed))
+            .sum();
+        encoder
+            .encode_descriptor(
+                "partner_api_http_requests_in_flight",
+                "Requests received and not yet answered.",
+                None,
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&in_flight)?;
+
+        let mut refusals = encoder.encode_descriptor(
+            "partner_api_rate_limit_refusals",
+            "Requests refused with 429 rate_limited, by limiter policy.",
+            None,
+            MetricType::Counter,
+        )?;
+        for policy in PolicyName::ALL {
+            let count: u64 = workers
+                .iter()
+                .map(|worker| worker.refusals[policy as usize].load(Ordering::Relaxed))
+                .sum();
+            refusals
+                .encode_family(&[("policy", policy.as_str())])?
+                .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+        }
+        drop(workers);
+
+        let mut tracked = encoder.encode_descriptor(
+            "partner_api_rate_limit_tracked_clients",
+            "Clients the rate limiter keeps state for, by policy (quiet ones are pruned).",
+            None,
+            MetricType::Gauge,
+        )?;
+        for policy in PolicyName::ALL {
+            let clients = shared.rate_limits.tracked_clients(policy) as i64;
+            tracked
+                .encode_family(&[("policy", policy.as_str())])?
+                .encode_gauge(&clients)?;
+        }
+
+        if let Some(store) = &shared.certificates {
+            let status = store.status();
+            if let Some(expires) = status.expires_at {
+                encoder
+                    .encode_descriptor(
+                        "partner_api_tls_certificate_expiry_timestamp",
+                        "When the certificate in use expires (its notAfter), as a Unix time.",
+                        Some(&Unit::Seconds),
+                        MetricType::Gauge,
+                    )?
+                    .encode_gauge(&expires)?;
+            }
+            encoder
+                .encode_descriptor(
+                    "partner_api_tls_certificate_loaded_timestamp",
+                    "When the certificate in use was loaded (at start or by a reload), as a \
+                     Unix time.",
+                    Some(&Unit::Seconds),
+                    MetricType::Gauge,
+                )?
+                .encode_gauge(&status.loaded_at)?;
+            encoder
+                .encode_descriptor(
+                    "partner_api_tls_certificate_reload_refused_timestamp",
+                    "When a reload was last refused (the old certificate stayed), as a Unix \
+                     time; 0 if never.",
+                    Some(&Unit::Seconds),
+                    MetricType::Gauge,
+                )?
+                .encode_gauge(&status.refused_at.unwrap_or(0))?;
+            let mut reloads = encoder.encode_descriptor(
+                "partner_api_tls_certificate_reloads",
+                "Certificate reloads since start, by outcome.",
+                None,
+                MetricType::Counter,
+            )?;
+            for (outcome, count) in [("loaded", status.reloaded), ("refused", status.refused)] {
+                reloads
+                    .encode_family(&[("outcome", outcome)])?
+                    .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+            }
+        }
+
+        encoder
+            .encode_descriptor(
+                "partner_api_build",
+                "The running build: version and commit.",
+                None,
+                MetricType::Info,
+            )?
+            .encode_info(&[
+                ("version", env!("CARGO_PKG_VERSION")),
+                ("commit", env!("PARTNER_API_COMMIT")),
+            ])?;
+        encoder
+            .encode_descriptor(
+                "partner_api_scrape_timestamp",
+                "When this exposition was written, as a Unix time.",
+                Some(&Unit::Seconds),
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&unix_now())?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn routes() -> RouteLabels {
+        RouteLabels::new(["/v1/ping", "/v1/things/{thing}", "/docs/errors"])
+    }
+
+    #[test]
+    fn routes_are_labelled_by_template_and_everything_else_is_unmatched() {
+        let routes = routes();
+        for (path, label) in [
+            ("/v1/ping", "/v1/ping"),
+            ("/v1/things/th_123", "/v1/things/{thing}"),
+            ("/docs/errors", "/docs/errors"),
+            ("/docs/swagger-ui.css", REFERENCE_FILES),
+            ("/v1/pings", UNMATCHED),
+            ("/", UNMATCHED),
+            ("/docs", UNMATCHED),
+        ] {
+            assert_eq!(&*routes.label(routes.index(path)), label, "{path}");
+        }
+    }
+
+    /// The label sets stay fixed whatever paths and methods a client invents.
+    #[test]
+    fn a_hundred_thousand_distinct_paths_make_one_series() {
+        let metrics = Metrics::new(RateLimits::new(None), None);
+        let worker = Rc::new(metrics.for_worker(routes()));
+        let brew = Method::from_bytes(b"BREW").unwrap();
+        for n in 0..100_000u32 {
+            let path = format!("/random/{n:x}/{}", n.wrapping_mul(2_654_435_761));
+            let method = if n % 2 == 0 { &Method::GET } else { &brew };
+            worker.record(worker.route(&path), method, 404, 50);
+        }
+        worker.record(worker.route("/v1/ping"), &Method::GET, 200, 150);
+        let text = metrics.render();
+        let series: Vec<&str> = text
+            .lines()
+            .filter(|line| line.starts_with("partner_api_http_requests_total{"))
+            .collect();
+        assert_eq!(
+            series,
+            [
+                "partner_api_http_requests_total{route=\"/v1/ping\",method=\"GET\",status=\"200\"} 1",
+                "partner_api_http_requests_total{route=\"unmatched\",method=\"GET\",status=\"404\"} 50000",
+                "partner_api_http_requests_total{route=\"unmatched\",method=\"other\",status=\"404\"} 50000",
+            ]
+        );
+        assert_eq!(lock(&metrics.shared.series).len(), 3);
+    }
+
+    #[test]
+    fn durations_fall_in_their_buckets() {
+        let metrics = Metrics::new(RateLimits::new(None), None);
+        let worker = Rc::new(metrics.for_worker(routes()));
+        let route = worker.route("/v1/ping");
+        for micros in [40, 100, 101, 20_000_000] {
+            worker.record(route, &Method::GET, 200, micros);
+        }
+        let text = metrics.render();
+        let labels = "route=\"/v1/ping\",method=\"GET\",status=\"200\"";
+        for expected in [
+            format!("partner_api_http_request_duration_seconds_bucket{{le=\"0.0001\",{labels}}} 2"),
+            format!(
+                "partner_api_http_request_duration_seconds_bucket{{le=\"0.00025\",{labels}}} 3"
+            ),
+            format!("partner_api_http_request_duration_seconds_bucket{{le=\"10.0\",{labels}}} 3"),
+            format!("partner_api_http_request_duration_seconds_bucket{{le=\"+Inf\",{labels}}} 4"),
+            format!("partner_api_http_request_duration_seconds_count{{{labels}}} 4"),
+            format!("partner_api_http_request_duration_seconds_sum{{{labels}}} 20.000241"),
+        ] {
+            assert!(
+                text.lines().any(|line| line == expected),
+                "{expected}\n{text}"
+            );
+        }
+        assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn in_flight_and_refusals_add_up_over_workers() {
+        let metrics = Metrics::new(RateLimits::new(None), None);
+        let first = Rc::new(metrics.for_worker(routes()));
+        let second = Rc::new(metrics.for_worker(routes()));
+        let held = [first.in_flight(), second.in_flight(), second.in_flight()];
+        first.refused(PolicyName::Api);
+        second.refused(PolicyName::Api);
+        second.refused(PolicyName::Docs);
+        let text = metrics.render();
+        for expected in [
+            "partner_api_http_requests_in_flight 3",
+            "partner_api_rate_limit_refusals_total{policy=\"api\"} 2",
+            "partner_api_rate_limit_refusals_total{policy=\"docs\"} 1",
+        ] {
+            assert!(
+                text.lines().any(|line| line == expected),
+                "{expected}\n{text}"
+            );
+        }
+        drop(held);
+        assert!(
+            metrics
+                .render()
+                .lines()
+                .any(|line| line == "partner_api_http_requests_in_flight 0")
+        );
+    }
+}

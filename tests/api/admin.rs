@@ -1,0 +1,255 @@
+//! The admin listener: probes and metrics on their own address, never on the API's, and the
+//! API never on theirs; the metrics count exactly what clients were answered.
+
+use partner_api::config::AdminBind;
+use partner_api::observability::admin;
+use serde_json::Value;
+
+use crate::helpers::{ExpectedError, TestApp, TestResponse, assert_error_at, spawn_app_with};
+use crate::tls::TestPki;
+
+/// A request to the admin listener, read whole (not checked against the API's contract: the
+/// admin endpoints are not part of it).
+async fn admin_get(app: &TestApp, method: &str, path: &str) -> TestResponse {
+    let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+    let response = app
+        .client
+        .request(method, format!("{}{path}", app.admin_address))
+        .send()
+        .await
+        .unwrap();
+    TestResponse {
+        status: response.status().as_u16(),
+        headers: response.headers().clone(),
+        body: response.bytes().await.unwrap(),
+    }
+}
+
+/// The exposition's sample lines starting with `prefix`.
+async fn samples(app: &TestApp, prefix: &str) -> Vec<String> {
+    let response = admin_get(app, "GET", "/metrics").await;
+    assert_eq!(response.status, 200);
+    response
+        .text()
+        .lines()
+        .filter(|line| line.starts_with(prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+async fn app_with_limit(burst: u32) -> TestApp {
+    spawn_app_with(|config| {
+        config.rate_limit_per_second = 1;
+        config.rate_limit_burst = burst;
+    })
+    .await
+}
+
+#[actix_web::test]
+async fn probes_answer_plain_text() {
+    let app = crate::helpers::spawn_app().await;
+    for (path, body) in [("/livez", "ok\n"), ("/readyz", "ready\n")] {
+        let response = admin_get(&app, "GET", path).await;
+        assert_eq!(response.status, 200, "{path}");
+        assert_eq!(response.header("content-type"), "text/plain; charset=utf-8");
+        assert_eq!(response.header("cache-control"), "no-store");
+        assert_eq!(response.text(), body);
+        let head = admin_get(&app, "HEAD", path).await;
+        assert_eq!((head.status, head.body.len()), (200, 0), "HEAD {path}");
+    }
+}
+
+#[actix_web::test]
+async fn metrics_count_every_answer_by_route_method_and_status() {
+    let app = app_with_limit(3).await;
+    for _ in 0..3 {
+        assert_eq!(app.get("/v1/ping").await.status, 200);
+    }
+    assert_eq!(app.get("/v1/ping").await.status, 429);
+    assert_eq!(app.get("/v1/ping").await.status, 429);
+    assert_eq!(app.get("/nowhere/1").await.status, 404);
+    assert_eq!(app.get("/nowhere/2").await.status, 404);
+    assert_eq!(
+        app.send_json("POST", "/docs/errors", "{}").await.status,
+        405
+    );
+    assert_eq!(app.get("/docs/errors").await.status, 200);
+
+    let response = admin_get(&app, "GET", "/metrics").await;
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.header("content-type"),
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    assert!(response.text().ends_with("# EOF\n"));
+    assert_eq!(
+        samples(&app, "partner_api_http_requests_total").await,
+        [
+            r#"partner_api_http_requests_total{route="/docs/errors",method="GET",status="200"} 1"#,
+            r#"partner_api_http_requests_total{route="/docs/errors",method="POST",status="405"} 1"#,
+            r#"partner_api_http_requests_total{route="/v1/ping",method="GET",status="200"} 3"#,
+            r#"partner_api_http_requests_total{route="/v1/ping",method="GET",status="429"} 2"#,
+            r#"partner_api_http_requests_total{route="unmatched",method="GET",status="404"} 2"#,
+        ]
+    );
+    assert_eq!(
+        samples(&app, "partner_api_http_request_duration_seconds_count").await,
+        [
+            r#"partner_api_http_request_duration_seconds_count{route="/docs/errors",method="GET",status="200"} 1"#,
+            r#"partner_api_http_request_duration_seconds_count{route="/docs/errors",method="POST",status="405"} 1"#,
+            r#"partner_api_http_request_duration_seconds_count{route="/v1/ping",method="GET",status="200"} 3"#,
+            r#"partner_api_http_request_duration_seconds_count{route="/v1/ping",method="GET",status="429"} 2"#,
+            r#"partner_api_http_request_duration_seconds_count{route="unmatched",method="GET",status="404"} 2"#,
+        ]
+    );
+    assert_eq!(
+        samples(&app, "partner_api_rate_limit_refusals_total").await,
+        [
+            r#"partner_api_rate_limit_refusals_total{policy="api"} 2"#,
+            r#"partner_api_rate_limit_refusals_total{policy="docs"} 0"#,
+        ]
+    );
+    assert_eq!(
+        samples(&app, "partner_api_rate_limit_tracked_clients").await,
+        [
+            r#"partner_api_rate_limit_tracked_clients{policy="api"} 1"#,
+            r#"partner_api_rate_limit_tracked_clients{policy="docs"} 1"#,
+        ]
+    );
+    assert_eq!(
+        samples(&app, "partner_api_http_requests_in_flight").await,
+        ["partner_api_http_requests_in_flight 0"]
+    );
+    let build = samples(&app, "partner_api_build_info").await;
+    assert_eq!(build.len(), 1);
+    assert!(
+        build[0].starts_with(&format!(
+            "partner_api_build_info{{version=\"{}\",commit=\"",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{build:?}"
+    );
+    for family in [
+        "process_cpu_seconds_total ",
+        "process_resident_memory_bytes ",
+        "process_open_fds ",
+        "process_max_fds ",
+        "process_start_time_seconds ",
+    ] {
+        assert_eq!(samples(&app, family).await.len(), 1, "{family}");
+    }
+    // No certificate, no certificate metrics.
+    assert!(samples(&app, "partner_api_tls").await.is_empty());
+}
+
+#[actix_web::test]
+async fn a_flood_of_random_paths_makes_one_series() {
+    let app = crate::helpers::spawn_app().await;
+    for n in 0..300 {
+        let path = format!("/random-{n}/{}", n * 7919);
+        assert_eq!(app.get(&path).await.status, 404);
+    }
+    assert_eq!(
+        samples(&app, "partner_api_http_requests_total").await,
+        [r#"partner_api_http_requests_total{route="unmatched",method="GET",status="404"} 300"#]
+    );
+}
+
+#[actix_web::test]
+async fn the_certificate_expiry_and_load_time_are_metrics() {
+    let pki = TestPki::new("metrics");
+    let (cert, key) = (pki.cert_path.clone(), pki.key_path.clone());
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let app = spawn_app_with(move |config| {
+        config.tls_cert = Some(cert);
+        config.tls_key = Some(key);
+    })
+    .await;
+    // rcgen's default validity ends on 4096-01-01T00:00:00Z.
+    assert_eq!(
+        samples(&app, "partner_api_tls_certificate_expiry_timestamp_seconds").await,
+        ["partner_api_tls_certificate_expiry_timestamp_seconds 67090118400"]
+    );
+    let loaded = samples(&app, "partner_api_tls_certificate_loaded_timestamp_seconds").await;
+    let loaded: u64 = loaded[0].rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(loaded >= before && loaded <= before + 60, "{loaded}");
+    assert_eq!(
+        samples(&app, "partner_api_tls_certificate_reload").await,
+        [
+            "partner_api_tls_certificate_reload_refused_timestamp_seconds 0",
+            r#"partner_api_tls_certificate_reloads_total{outcome="loaded"} 0"#,
+            r#"partner_api_tls_certificate_reloads_total{outcome="refused"} 0"#,
+        ]
+    );
+    // A bad pair is refused, and that shows.
+    std::fs::write(&pki.key_path, "not a key").unwrap();
+    app.certificates.as_ref().unwrap().reload_and_log("test");
+    assert_eq!(
+        samples(&app, "partner_api_tls_certificate_reloads_total").await,
+        [
+            r#"partner_api_tls_certificate_reloads_total{outcome="loaded"} 0"#,
+            r#"partner_api_tls_certificate_reloads_total{outcome="refused"} 1"#,
+        ]
+    );
+    let refused = samples(&app, "partner_api_tls_certificate_reload_refused").await;
+    let refused: u64 = refused[0].rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(refused >= loaded, "{refused}");
+}
+
+#[actix_web::test]
+async fn the_two_listeners_never_serve_each_other() {
+    let app = crate::helpers::spawn_app().await;
+    // The admin endpoints are unknown paths on the API's listener...
+    for path in admin::PATHS {
+        let response = app.get(path).await;
+        let message = format!("Unrecognized request URL (GET: {path}).");
+        app.assert_error(
+            &response,
+            ExpectedError::invalid_request(404, "resource_missing", &message, None),
+        );
+    }
+    // ...and the API is unknown on the admin listener, which answers in the contract's shape.
+    for path in ["/v1/ping", "/docs/", "/openapi/v1.json"] {
+        let response = admin_get(&app, "GET", path).await;
+        let message = format!("Unrecognized request URL (GET: {path}).");
+        assert_error_at(
+            &response,
+            ExpectedError::invalid_request(404, "resource_missing", &message, None),
+            &app.address,
+        );
+    }
+    let response = admin_get(&app, "POST", "/metrics").await;
+    assert_error_at(
+        &response,
+        ExpectedError::invalid_request(
+            405,
+            "method_not_allowed",
+            "The method POST is not allowed on this endpoint. Allowed: GET, HEAD.",
+            None,
+        ),
+        &app.address,
+    );
+    assert_eq!(response.header("allow"), "GET, HEAD");
+    // Nor are they in the contract.
+    let document: Value = serde_json::from_str(&partner_api::openapi::to_json(
+        &partner_api::openapi::document(),
+    ))
+    .unwrap();
+    let paths = document["paths"].as_object().unwrap();
+    for path in admin::PATHS {
+        assert!(
+            !paths.contains_key(path),
+            "{path} is in the OpenAPI document"
+        );
+    }
+}
+
+#[actix_web::test]
+async fn with_the_admin_listener_off_nothing_listens_for_it() {
+    let app = spawn_app_with(|config| config.admin_bind = AdminBind(None)).await;
+    assert_eq!(app.admin_address, "");
+    assert_eq!(app.get("/v1/ping").await.status, 200);
+}
