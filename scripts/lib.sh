@@ -33,7 +33,11 @@ start_server() {
     cargo build --release --locked --quiet
     local port
     port=$(free_port)
-    "$RELEASE_BINARY" --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
+    # The admin listener on a free port (the default one may be taken) and no shutdown delay
+    # (nothing balances traffic to these servers); a caller's own flags win.
+    PARTNER_API_ADMIN_BIND="${PARTNER_API_ADMIN_BIND:-127.0.0.1:0}" \
+        PARTNER_API_SHUTDOWN_DELAY_SECS="${PARTNER_API_SHUTDOWN_DELAY_SECS:-0}" \
+        "$RELEASE_BINARY" --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
     SERVER_PID=$!
     # With a certificate the server speaks HTTPS; readiness is probed on loopback without
     # verifying it (the callers check the certificate themselves).
