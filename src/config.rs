@@ -15,7 +15,8 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::client::IpNetwork;
 use crate::observability::logging::LogFormat;
-use crate::rate_limit::{Quota, RateLimitSettings};
+use crate::rate_limit::redis::RedisUrl;
+use crate::rate_limit::{Quota, RateLimitSettings, StoreSetting};
 
 /// Exit code for a bad command line or setting.
 pub const EXIT_BAD_CONFIG: u8 = 2;
@@ -146,6 +147,28 @@ pub struct ServerConfig {
     #[arg(long, env = "PARTNER_API_RATE_LIMIT_OFF")]
     pub rate_limit_off: bool,
 
+    /// Where the limits are counted: `memory` (in this process; each replica counts for
+    /// itself) or a Redis URL (redis://host:port/db, rediss:// for TLS) shared by every replica.
+    #[arg(long, env = "PARTNER_API_RATE_LIMIT_STORE", default_value = "memory",
+          value_name = "memory|URL", value_parser = parse_store)]
+    pub rate_limit_store: StoreArg,
+
+    /// Milliseconds a decision waits for the shared store before the in-process limiter
+    /// decides instead.
+    #[arg(long, env = "PARTNER_API_RATE_LIMIT_STORE_TIMEOUT_MS", default_value_t = 20, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub rate_limit_store_timeout_ms: u64,
+
+    /// Password of the shared store, when its URL has none. Set it through the environment
+    /// variable only: it is never printed or logged.
+    #[arg(
+        long,
+        env = "PARTNER_API_REDIS_PASSWORD",
+        value_name = "PASSWORD",
+        hide_env_values = true
+    )]
+    pub redis_password: Option<Secret>,
+
     /// Seconds between two prunings of the limiter's state of quiet clients.
     #[arg(long, env = "PARTNER_API_RATE_LIMIT_PRUNE_SECS", default_value_t = 60, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -228,6 +251,22 @@ impl ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// Where the limits are counted; a Redis URL gets the password from the environment
+    /// when it has none of its own.
+    pub fn rate_limit_store(&self) -> StoreSetting {
+        match &self.rate_limit_store.0 {
+            None => StoreSetting::Memory,
+            Some(url) => StoreSetting::Redis {
+                url: url
+                    .clone()
+                    .with_password(self.redis_password.as_ref().map(|secret| secret.0.as_str())),
+                budget: Duration::from_millis(self.rate_limit_store_timeout_ms),
+            },
+        }
+    }
+}
+
 impl Default for ServerConfig {
     /// The defaults of the command line, for tests and embedding.
     fn default() -> Self {
@@ -255,6 +294,35 @@ pub struct HealthcheckArgs {
     /// For https to a loopback host (localhost, 127.0.0.1, ::1): do not verify the certificate.
     #[arg(long, conflicts_with = "ca_file")]
     pub insecure_localhost: bool,
+}
+
+/// `--rate-limit-store`: `None` for `memory`.
+#[derive(Clone, Debug)]
+pub struct StoreArg(pub Option<RedisUrl>);
+
+fn parse_store(input: &str) -> Result<StoreArg, String> {
+    if input.eq_ignore_ascii_case("memory") {
+        return Ok(StoreArg(None));
+    }
+    RedisUrl::parse(input).map(|url| StoreArg(Some(url)))
+}
+
+/// A value that is never shown: its `Debug` says only that it is set.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(input: &str) -> Result<Self, Self::Err> {
+        Ok(Secret(input.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
 }
 
 /// Where the admin listener listens, or `None` for `off`.
@@ -388,6 +456,34 @@ mod tests {
         );
         assert_eq!(config.shutdown_delay_secs, 5);
         assert_eq!(config.log_format, LogFormat::Text);
+        assert!(matches!(config.rate_limit_store(), StoreSetting::Memory));
+    }
+
+    #[test]
+    fn the_store_is_memory_or_a_redis_url_and_a_bad_one_is_named() {
+        let cli = Cli::try_parse_from([
+            "partner-api",
+            "--rate-limit-store",
+            "redis://127.0.0.1:6390/1",
+            "--rate-limit-store-timeout-ms",
+            "15",
+        ])
+        .unwrap();
+        match cli.server.rate_limit_store() {
+            StoreSetting::Redis { url, budget } => {
+                assert_eq!(url.to_string(), "redis://127.0.0.1:6390/1");
+                assert_eq!(budget, Duration::from_millis(15));
+            }
+            other => panic!("{other:?}"),
+        }
+        let error =
+            Cli::try_parse_from(["partner-api", "--rate-limit-store", "mysql://x"]).unwrap_err();
+        let line = one_line_error(&error);
+        assert!(line.contains("PARTNER_API_RATE_LIMIT_STORE"), "{line}");
+        assert!(line.contains("expected memory, or a Redis URL"), "{line}");
+        // The password never shows, not even in Debug.
+        let cli = Cli::try_parse_from(["partner-api", "--redis-password", "hunter2"]).unwrap();
+        assert!(!format!("{cli:?}").contains("hunter2"));
     }
 
     #[test]

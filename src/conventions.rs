@@ -32,7 +32,7 @@ use crate::errors::{ApiError, DocsOrigin, ErrorCode, Rendered};
 use crate::observability::logging::{self, AccessRecord};
 use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
-use crate::rate_limit::{QuotaFields, RateLimits, Refusal};
+use crate::rate_limit::{Check, QuotaFields, RateLimits, Refusal};
 use crate::request_id::RequestId;
 
 /// Response header carrying the request id.
@@ -147,27 +147,36 @@ where
     fn new_transform(&self, service: S) -> Self::Future {
         ready(Ok(RequestConventionsMiddleware {
             service: Rc::new(service),
-            docs_base: Rc::new(self.docs_base.clone()),
-            clients: self.clients.clone(),
-            rate_limits: self.rate_limits.clone(),
-            hsts: self.hsts.clone(),
-            // Built here, on the worker: each worker records into cells of its own.
-            metrics: self
-                .metrics
-                .as_ref()
-                .map(|(metrics, routes)| Rc::new(metrics.for_worker(routes.clone()))),
+            parts: Rc::new(Parts {
+                docs_base: self.docs_base.clone(),
+                clients: self.clients.clone(),
+                rate_limits: self.rate_limits.clone(),
+                hsts: self.hsts.clone(),
+                // Built here, on the worker: each worker records into cells of its own.
+                metrics: self
+                    .metrics
+                    .as_ref()
+                    .map(|(metrics, routes)| Rc::new(metrics.for_worker(routes.clone()))),
+            }),
         }))
     }
 }
 
 pub struct RequestConventionsMiddleware<S> {
     service: Rc<S>,
-    docs_base: Rc<DocsBase>,
+    parts: Rc<Parts>,
+}
+
+/// What the middleware of one worker works with.
+struct Parts {
+    docs_base: DocsBase,
     clients: ClientResolver,
     rate_limits: RateLimits,
     hsts: Option<HeaderValue>,
     metrics: Option<Rc<WorkerMetrics>>,
 }
+
+type Answer<B> = Result<ServiceResponse<EitherBody<B, BoxBody>>, Error>;
 
 impl<S, B> Service<ServiceRequest> for RequestConventionsMiddleware<S>
 where
@@ -176,10 +185,7 @@ where
 {
     type Response = ServiceResponse<EitherBody<B, BoxBody>>;
     type Error = Error;
-    type Future = Either<
-        Ready<Result<Self::Response, Self::Error>>,
-        LocalBoxFuture<'static, Result<Self::Response, Self::Error>>,
-    >;
+    type Future = Either<Ready<Answer<B>>, LocalBoxFuture<'static, Answer<B>>>;
 
     forward_ready!(service);
 
@@ -187,96 +193,127 @@ where
         let started = Instant::now();
         let request_id = RequestId::generate();
         let peer = request.peer_addr().map(|peer| peer.ip().to_canonical());
-        let client = self.clients.resolve(peer, request.headers());
-        let quota = match self.rate_limits.check(request.path(), client) {
-            Ok(quota) => quota,
-            Err(refusal) => {
-                if let Some(metrics) = &self.metrics {
-                    metrics.refused(refusal.policy);
-                }
-                return Either::Left(ready(Ok(self.refuse(
-                    request,
-                    &request_id,
-                    client,
-                    refusal,
-                    started,
-                ))));
-            }
-        };
-        // What the access log and a panic's answer need, taken now: the request itself moves
-        // into the router, which needs sole ownership of it to record the matched route.
-        let line = RequestLine {
-            method: request.method().clone(),
-            uri: request.uri().clone(),
-            host: request_host(&request),
-            client,
-            trace_id: trace_id_to_log(&request),
-        };
-        let service = Rc::clone(&self.service);
-        let docs_base = Rc::clone(&self.docs_base);
-        let hsts = self.hsts.clone();
-        let metrics = self.metrics.clone();
-
-        Either::Right(Box::pin(async move {
-            let _in_flight = metrics.as_ref().map(|metrics| metrics.in_flight());
-            // The inner call is made inside the guarded future so that a panic in its
-            // synchronous part (routing) is caught as well.
-            let outcome = AssertUnwindSafe(async move { service.call(request).await })
-                .catch_unwind()
-                .await;
-            let failure = match outcome {
-                Ok(Ok(response)) => {
-                    let mut response = if response.status().as_u16() < 400 {
-                        response.map_into_left_body()
-                    } else {
-                        let rendered = api_error_for_response(&response, &request_id)
-                            .rendered(&request_id, docs_base.resolve(line.host.as_ref()));
-                        let (request, original) = response.into_parts();
-                        ServiceResponse::new(request, rendered.into_response(original))
-                            .map_into_right_body()
-                    };
-                    set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
-                    finish(
-                        metrics.as_deref(),
-                        &request_id,
-                        &line.log_fields(),
-                        response.status(),
-                        started,
-                    );
-                    return Ok(response);
-                }
-                Ok(Err(error)) => {
-                    let status = error.as_response_error().status_code();
-                    api_error_from(&error, status, &request_id).into_owned()
-                }
-                Err(panic) => {
-                    let message = panic_message(panic.as_ref());
-                    log::error!(
-                        "{request_id} handler panicked on {} {}: {message}",
-                        line.method,
-                        line.uri.path()
-                    );
-                    ApiError::internal(message)
-                }
-            };
-            // The request is gone (consumed by a failing service or dropped by the unwind), so
-            // the answer travels as an error carrying its finished response.
-            let mut response =
-                failure.to_response(&request_id, docs_base.resolve(line.host.as_ref()));
-            set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
-            finish(
-                metrics.as_deref(),
-                &request_id,
-                &line.log_fields(),
-                response.status(),
+        let client = self.parts.clients.resolve(peer, request.headers());
+        match self.parts.rate_limits.check(request.path(), client) {
+            Check::Decided(Ok(quota)) => Either::Right(serve(
+                Rc::clone(&self.service),
+                Rc::clone(&self.parts),
+                request,
+                request_id,
+                client,
+                quota,
                 started,
-            );
-            Err(InternalError::from_response(failure, response).into())
-        }))
+            )),
+            Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self.parts.refuse(
+                request,
+                &request_id,
+                client,
+                refusal,
+                started,
+            )))),
+            // The shared store answers asynchronously; the request waits for it.
+            Check::Pending(decision) => {
+                let (service, parts) = (Rc::clone(&self.service), Rc::clone(&self.parts));
+                Either::Right(Box::pin(async move {
+                    match decision.await {
+                        Ok(quota) => {
+                            serve(service, parts, request, request_id, client, quota, started).await
+                        }
+                        Err(refusal) => {
+                            Ok(parts.refuse(request, &request_id, client, refusal, started))
+                        }
+                    }
+                }))
+            }
+        }
     }
 }
 
-impl<S> RequestConventionsMiddleware<S> {
+/// Routes an admitted request and finishes its answer: errors in the contract's shape, the
+/// convention headers, the access line and the metrics.
+fn serve<S, B>(
+    service: Rc<S>,
+    parts: Rc<Parts>,
+    request: ServiceRequest,
+    request_id: RequestId,
+    client: Option<IpAddr>,
+    quota: Option<QuotaFields>,
+    started: Instant,
+) -> LocalBoxFuture<'static, Answer<B>>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + 'static,
+{
+    // What the access log and a panic's answer need, taken now: the request itself moves
+    // into the router, which needs sole ownership of it to record the matched route.
+    let line = RequestLine {
+        method: request.method().clone(),
+        uri: request.uri().clone(),
+        host: request_host(&request),
+        client,
+        trace_id: trace_id_to_log(&request),
+    };
+    Box::pin(async move {
+        let metrics = parts.metrics.as_deref();
+        let _in_flight = parts.metrics.as_ref().map(|metrics| metrics.in_flight());
+        let hsts = parts.hsts.clone();
+        // The inner call is made inside the guarded future so that a panic in its
+        // synchronous part (routing) is caught as well.
+        let outcome = AssertUnwindSafe(async move { service.call(request).await })
+            .catch_unwind()
+            .await;
+        let failure = match outcome {
+            Ok(Ok(response)) => {
+                let mut response = if response.status().as_u16() < 400 {
+                    response.map_into_left_body()
+                } else {
+                    let rendered = api_error_for_response(&response, &request_id)
+                        .rendered(&request_id, parts.docs_base.resolve(line.host.as_ref()));
+                    let (request, original) = response.into_parts();
+                    ServiceResponse::new(request, rendered.into_response(original))
+                        .map_into_right_body()
+                };
+                set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
+                finish(
+                    metrics,
+                    &request_id,
+                    &line.log_fields(),
+                    response.status(),
+                    started,
+                );
+                return Ok(response);
+            }
+            Ok(Err(error)) => {
+                let status = error.as_response_error().status_code();
+                api_error_from(&error, status, &request_id).into_owned()
+            }
+            Err(panic) => {
+                let message = panic_message(panic.as_ref());
+                log::error!(
+                    "{request_id} handler panicked on {} {}: {message}",
+                    line.method,
+                    line.uri.path()
+                );
+                ApiError::internal(message)
+            }
+        };
+        // The request is gone (consumed by a failing service or dropped by the unwind), so
+        // the answer travels as an error carrying its finished response.
+        let mut response =
+            failure.to_response(&request_id, parts.docs_base.resolve(line.host.as_ref()));
+        set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
+        finish(
+            metrics,
+            &request_id,
+            &line.log_fields(),
+            response.status(),
+            started,
+        );
+        Err(InternalError::from_response(failure, response).into())
+    })
+}
+
+impl Parts {
     /// The 429 for a request over its limit, finished here: it needs nothing the router or
     /// a handler would add, and nothing kept for later.
     fn refuse<B>(
@@ -287,6 +324,9 @@ impl<S> RequestConventionsMiddleware<S> {
         refusal: Refusal,
         started: Instant,
     ) -> ServiceResponse<EitherBody<B, BoxBody>> {
+        if let Some(metrics) = &self.metrics {
+            metrics.refused(refusal.policy);
+        }
         let host = request_host(&request);
         let docs = self.docs_base.resolve(host.as_ref());
         let mut response =

@@ -176,7 +176,7 @@ impl Application {
             None => DocsBase::own_origin(scheme, local_addr),
         };
         // Built here, outside the per-worker factory, so that all workers share it.
-        let rate_limits = RateLimits::new(config.rate_limits());
+        let rate_limits = RateLimits::with_store(config.rate_limits(), &config.rate_limit_store());
         // Metrics are recorded only where a listener serves them.
         let metrics = admin_listener
             .as_ref()
@@ -278,6 +278,9 @@ impl Application {
 
     /// Serves until SIGTERM or SIGINT (or a stop through the handle), then drains gracefully.
     pub async fn run_until_stopped(self) -> io::Result<()> {
+        let store_rate_limits = self.rate_limits.clone();
+        let watching_store =
+            actix_web::rt::spawn(async move { store_rate_limits.watch_store().await });
         let (rate_limits, prune_every) = (self.rate_limits, self.prune_every);
         let pruning = actix_web::rt::spawn(async move {
             let mut ticks = actix_web::rt::time::interval(prune_every);
@@ -316,6 +319,7 @@ impl Application {
         });
         let served = self.server.await;
         pruning.abort();
+        watching_store.abort();
         if let Some(watching) = watching {
             watching.abort();
         }

@@ -384,6 +384,41 @@ impl Collector for RequestCollector {
                 .encode_gauge(&clients)?;
         }
 
+        if let Some(store) = shared.rate_limits.store_counts() {
+            encoder
+                .encode_descriptor(
+                    "partner_api_rate_limit_store_up",
+                    "1 while decisions go to the shared store, 0 while the in-process limiter \
+                     decides instead.",
+                    None,
+                    MetricType::Gauge,
+                )?
+                .encode_gauge(&i64::from(store.up))?;
+            let mut decisions = encoder.encode_descriptor(
+                "partner_api_rate_limit_decisions",
+                "Rate-limit decisions by the store that made them: redis (shared), memory \
+                 (the fallback, per replica).",
+                None,
+                MetricType::Counter,
+            )?;
+            for (name, count) in [
+                ("redis", store.decided_shared),
+                ("memory", store.decided_locally),
+            ] {
+                decisions
+                    .encode_family(&[("store", name)])?
+                    .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+            }
+            encoder
+                .encode_descriptor(
+                    "partner_api_rate_limit_store_errors",
+                    "Calls to the shared store that failed or timed out (each decided in-process).",
+                    None,
+                    MetricType::Counter,
+                )?
+                .encode_counter::<NoLabelSet, _, u64>(&store.errors, None)?;
+        }
+
         if let Some(store) = &shared.certificates {
             let status = store.status();
             if let Some(expires) = status.expires_at {

@@ -11,5 +11,6 @@ mod ping;
 mod process;
 mod rate_limit;
 mod readme;
+mod redis_store;
 mod routing;
 mod tls;

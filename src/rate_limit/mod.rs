@@ -1,33 +1,31 @@
-//! Rate limiting, per client, with actix-governor. Two limiters: one for the API (`/v1`) and a
-//! more generous one for everything else (the reference, the documents, unknown paths). Each
-//! is built once and shared by all workers (a GCRA bucket per client key in a concurrent map),
-//! and pruned of quiet clients by one periodic task, not per request. The request-conventions
+//! Rate limiting, per client. Two policies: one for the API (`/v1`) and a more generous one for
+//! everything else (the reference, the documents, unknown paths). The request-conventions
 //! middleware calls [`RateLimits::check`] first thing, before routing and before it keeps
-//! anything for later, so a refused request costs no more than the check and its 429. Every answer
-//! carries the IETF quota fields (draft-ietf-httpapi-ratelimit-headers-09): `RateLimit-Policy`
-//! (`"api";q=<burst>;w=<seconds to refill it>`) and `RateLimit` (`"api";r=<remaining>;t=<seconds
-//! until full>`); a 429 also carries `Retry-After` in whole seconds, rounded up, never 0.
+//! anything for later, so a refused request costs no more than the check and its 429. Every
+//! answer carries the IETF quota fields (draft-ietf-httpapi-ratelimit-headers-09):
+//! `RateLimit-Policy` (`"api";q=<burst>;w=<seconds to refill it>`) and `RateLimit`
+//! (`"api";r=<remaining>;t=<seconds until full>`); a 429 also carries `Retry-After` in whole
+//! seconds, rounded up, never 0.
 //!
-//! The limiters are actix-governor's (its config builder and keyed store), consulted directly
-//! rather than through actix-governor's middleware, which cost about 7,000 instructions a
-//! request here, mostly for work this service then undid: it stores a result in the request's
-//! extensions, and allocates `x-ratelimit-*` headers that had to be parsed and replaced by the
-//! IETF fields; its 429 is plain text with a truncated wait. See BENCHMARKS.md for the
-//! measurements.
+//! Where the buckets live is the store's business, behind [`RateLimits::check`]: `memory.rs`
+//! keeps them in this process (the default), `redis.rs` in a Redis shared by every replica,
+//! falling back to the in-process store while Redis cannot answer. Both run the same GCRA
+//! arithmetic and report an [`Outcome`]; this module turns it into the quota fields or the
+//! refusal, so the middleware, the headers and the 429 never learn which store answered.
+
+pub mod memory;
+pub mod redis;
 
 use std::cell::RefCell;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_governor::governor::clock::Clock;
-use actix_governor::governor::middleware::StateInformationMiddleware;
-use actix_governor::{
-    GovernorConfig, GovernorConfigBuilder, KeyExtractor, SimpleKeyExtractionError,
-};
-use actix_web::dev::ServiceRequest;
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
+use futures_util::future::LocalBoxFuture;
 
+use self::memory::MemoryStore;
+use self::redis::{RedisStore, RedisUrl, StoreCounts};
 use crate::routes::API_PREFIX;
 
 /// Header names of the quota fields.
@@ -43,7 +41,7 @@ pub struct Quota {
 
 impl Quota {
     /// Time to earn back one request.
-    fn period(self) -> Duration {
+    pub(crate) fn period(self) -> Duration {
         Duration::from_nanos(1_000_000_000 / u64::from(self.per_second.max(1)))
     }
 
@@ -73,32 +71,14 @@ impl ClientKey {
     }
 }
 
-/// actix-governor's config builder needs a key extractor to know the key type. This service
-/// hands the limiter its keys itself (the client the conventions middleware resolved, see
-/// [`RateLimits::check`]); were this ever asked, it would key by the peer.
-#[derive(Clone, Copy, Debug)]
-pub struct ClientKeyExtractor;
-
-impl KeyExtractor for ClientKeyExtractor {
-    type Key = ClientKey;
-    type KeyExtractionError = SimpleKeyExtractionError<&'static str>;
-
-    fn extract(&self, request: &ServiceRequest) -> Result<ClientKey, Self::KeyExtractionError> {
-        Ok(ClientKey::of(request.peer_addr().map(|peer| peer.ip())))
-    }
-}
-
 fn ceil_secs(duration: Duration) -> u64 {
     duration.as_secs() + u64::from(duration.subsec_nanos() > 0)
 }
-
-type Limiter = GovernorConfig<ClientKeyExtractor, StateInformationMiddleware>;
 
 /// One limiter with its policy name and the `RateLimit-Policy` value it announces.
 struct Policy {
     name: &'static str,
     quota: Quota,
-    limiter: Limiter,
     policy_header: HeaderValue,
     /// The `RateLimit` value of a client with nothing left, which is what every refusal says:
     /// written once, not once per 429.
@@ -107,13 +87,6 @@ struct Policy {
 
 impl Policy {
     fn new(name: &'static str, quota: Quota) -> Policy {
-        let limiter = GovernorConfigBuilder::default()
-            .period(quota.period())
-            .burst_size(quota.burst.max(1))
-            .key_extractor(ClientKeyExtractor)
-            .use_headers()
-            .finish()
-            .expect("period and burst are non-zero");
         let policy_header = HeaderValue::from_str(&format!(
             "\"{name}\";q={};w={}",
             quota.burst,
@@ -123,7 +96,6 @@ impl Policy {
         let mut policy = Policy {
             name,
             quota,
-            limiter,
             policy_header,
             exhausted_header: HeaderValue::from_static(""),
         };
@@ -186,16 +158,6 @@ impl Policy {
         }
         HeaderValue::from_bytes(&text[..length]).expect("digits and a token are a header value")
     }
-
-    fn prune(&self) {
-        let limiter = self.limiter.limiter();
-        limiter.retain_recent();
-        limiter.shrink_to_fit();
-    }
-
-    fn tracked_clients(&self) -> usize {
-        self.limiter.limiter().len()
-    }
 }
 
 thread_local! {
@@ -220,14 +182,14 @@ pub struct RateLimitSettings {
     pub docs: Quota,
 }
 
-/// The limiters of one server: built once, then cloned (cheaply, they are shared) into every
-/// worker's middleware. `None` when limiting is switched off.
-#[derive(Clone)]
-pub struct RateLimits {
-    policies: Option<Arc<[Policy; 2]>>,
+/// Where the buckets live.
+#[derive(Clone, Debug)]
+pub enum StoreSetting {
+    /// In this process (each replica counts for itself).
+    Memory,
+    /// In Redis, shared by every replica; decisions wait at most `budget` for it.
+    Redis { url: RedisUrl, budget: Duration },
 }
-
-const API: usize = PolicyName::Api as usize;
 
 /// The two limiter policies, as named in `RateLimit-Policy` and in the metrics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -245,107 +207,170 @@ impl PolicyName {
             PolicyName::Docs => "docs",
         }
     }
+
+    /// The policy that guards `path`: the API's under the API prefix, the docs' elsewhere.
+    fn for_path(path: &str) -> PolicyName {
+        let api = path
+            .strip_prefix(API_PREFIX)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
+        if api {
+            PolicyName::Api
+        } else {
+            PolicyName::Docs
+        }
+    }
+}
+
+/// What a store decided about one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Allowed, with this many more allowed at once.
+    Allowed { remaining: u32 },
+    /// Refused: the client may try again after `wait`.
+    Refused { wait: Duration },
+}
+
+/// The limiters of one server: built once, then cloned (cheaply, they are shared) into every
+/// worker's middleware. `None` when limiting is switched off.
+#[derive(Clone)]
+pub struct RateLimits {
+    limits: Option<Arc<Limits>>,
+}
+
+struct Limits {
+    policies: [Policy; 2],
+    /// The in-process store: the store itself, or the shared one's fallback.
+    memory: MemoryStore,
+    shared: Option<RedisStore>,
 }
 
 impl std::fmt::Debug for RateLimits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RateLimits")
-            .field("on", &self.policies.is_some())
+            .field("on", &self.limits.is_some())
             .finish_non_exhaustive()
     }
 }
 
+/// A rate-limit decision: at once (the in-process store), or once the shared store answers.
+pub enum Check {
+    Decided(Result<Option<QuotaFields>, Refusal>),
+    Pending(LocalBoxFuture<'static, Result<Option<QuotaFields>, Refusal>>),
+}
+
 impl RateLimits {
+    /// In-process limits (`None`: limiting off).
     pub fn new(settings: Option<RateLimitSettings>) -> Self {
+        RateLimits::with_store(settings, &StoreSetting::Memory)
+    }
+
+    /// Limits kept in `store`. A shared store connects lazily, on the runtime that calls this.
+    pub fn with_store(settings: Option<RateLimitSettings>, store: &StoreSetting) -> Self {
         RateLimits {
-            policies: settings.map(|settings| {
-                Arc::new([
-                    Policy::new(PolicyName::Api.as_str(), settings.api),
-                    Policy::new(PolicyName::Docs.as_str(), settings.docs),
-                ])
+            limits: settings.map(|settings| {
+                let shared = match store {
+                    StoreSetting::Memory => None,
+                    StoreSetting::Redis { url, budget } => Some(RedisStore::new(
+                        url.clone(),
+                        *budget,
+                        settings.api,
+                        settings.docs,
+                    )),
+                };
+                Arc::new(Limits {
+                    policies: [
+                        Policy::new(PolicyName::Api.as_str(), settings.api),
+                        Policy::new(PolicyName::Docs.as_str(), settings.docs),
+                    ],
+                    memory: MemoryStore::new(settings.api, settings.docs),
+                    shared,
+                })
             }),
         }
     }
 
-    /// Drops the state of clients whose buckets are full again (they are indistinguishable
-    /// from new ones) and returns the memory. Called periodically by one task.
-    pub fn prune(&self) {
-        for policy in self.policies.iter().flat_map(|policies| policies.iter()) {
-            policy.prune();
-        }
-        return_free_memory();
-    }
-
-    /// Clients with state in the API limiter (for tests and diagnostics).
-    pub fn tracked_api_clients(&self) -> usize {
-        self.tracked_clients(PolicyName::Api)
-    }
-
-    /// Clients with state in the limiter of `policy` (0 when limiting is off).
-    pub fn tracked_clients(&self, policy: PolicyName) -> usize {
-        self.policies
-            .as_ref()
-            .map_or(0, |policies| policies[policy as usize].tracked_clients())
-    }
-
-    /// Checks `count` requests from distinct IPv4 clients against the API limiter, as if they
-    /// had arrived; for memory tests and benchmarks of the limiter alone.
-    pub fn check_distinct_clients(&self, count: u32) {
-        if let Some(policies) = &self.policies {
-            let limiter = policies[API].limiter.limiter();
-            for client in 0..count {
-                let _ = limiter.check_key(&ClientKey::V4(client));
+    /// Counts one request from `client` to `path` against the limiter for that path: the quota
+    /// fields to send back (`None` when limiting is off), or the refusal.
+    pub fn check(&self, path: &str, client: Option<IpAddr>) -> Check {
+        let Some(limits) = &self.limits else {
+            return Check::Decided(Ok(None));
+        };
+        let policy = PolicyName::for_path(path);
+        let key = ClientKey::of(client);
+        match &limits.shared {
+            Some(shared) if shared.is_up() => {
+                let limits = Arc::clone(limits);
+                Check::Pending(Box::pin(
+                    async move { limits.decide_shared(policy, key).await },
+                ))
             }
+            Some(shared) => {
+                shared.decided_locally();
+                Check::Decided(limits.answer(policy, limits.memory.decide(policy, key)))
+            }
+            None => Check::Decided(limits.answer(policy, limits.memory.decide(policy, key))),
+        }
+    }
+
+    /// Drops the in-process state of clients that went quiet. Called periodically by one task.
+    pub fn prune(&self) {
+        if let Some(limits) = &self.limits {
+            limits.memory.prune();
+        }
+    }
+
+    /// Clients with in-process state for `policy` (0 when limiting is off).
+    pub fn tracked_clients(&self, policy: PolicyName) -> usize {
+        self.limits
+            .as_ref()
+            .map_or(0, |limits| limits.memory.tracked_clients(policy))
+    }
+
+    /// The shared store's state, when there is one.
+    pub fn store_counts(&self) -> Option<StoreCounts> {
+        Some(self.limits.as_ref()?.shared.as_ref()?.counts())
+    }
+
+    /// Watches the shared store (probing it while it is lost); returns at once without one.
+    pub async fn watch_store(&self) {
+        if let Some(shared) = self
+            .limits
+            .as_ref()
+            .and_then(|limits| limits.shared.as_ref())
+        {
+            shared.watch().await;
         }
     }
 }
 
-/// Gives the memory that pruning freed back to the system. glibc keeps freed heap memory for
-/// reuse (and raises its mmap threshold as the limiter's tables grow), so after a million
-/// clients went quiet the process would otherwise stay at its peak size.
-fn return_free_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory of the allocator; it touches no live
-    // allocation and is safe to call from any thread at any time.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// `true` for paths under the API prefix, which the API limiter guards.
-fn is_api_path(path: &str) -> bool {
-    path.strip_prefix(API_PREFIX)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
-}
-
-impl RateLimits {
-    /// Counts one request from `client` to `path` against the limiter for that path. The
-    /// quota fields to send back (`None` when limiting is off), or the refusal.
-    pub fn check(
+impl Limits {
+    async fn decide_shared(
         &self,
-        path: &str,
-        client: Option<IpAddr>,
+        policy: PolicyName,
+        key: ClientKey,
     ) -> Result<Option<QuotaFields>, Refusal> {
-        let Some(policies) = &self.policies else {
-            return Ok(None);
+        let shared = self.shared.as_ref().expect("called with a shared store");
+        let outcome = match shared.decide(policy, key).await {
+            Ok(outcome) => outcome,
+            Err(error) => {
+                shared.lost(&error);
+                shared.decided_locally();
+                self.memory.decide(policy, key)
+            }
         };
-        let name = if is_api_path(path) {
-            PolicyName::Api
-        } else {
-            PolicyName::Docs
-        };
-        let policy = &policies[name as usize];
-        let limiter = policy.limiter.limiter();
-        match limiter.check_key(&ClientKey::of(client)) {
-            Ok(snapshot) => Ok(Some(
-                policy.quota_fields(snapshot.remaining_burst_capacity()),
-            )),
+        self.answer(policy, outcome)
+    }
+
+    /// The quota fields of an allowed request, or the refusal, whichever store decided.
+    fn answer(&self, name: PolicyName, outcome: Outcome) -> Result<Option<QuotaFields>, Refusal> {
+        let policy = &self.policies[name as usize];
+        match outcome {
+            Outcome::Allowed { remaining } => Ok(Some(policy.quota_fields(remaining))),
             // Rounded up: a client told to wait "0" seconds retries at once and is refused
-            // again. The limiter's own clock: building a new one (as `DefaultClock::default()`
-            // does) runs CPUID, which costs a VM exit on virtual machines, per refusal.
-            Err(refusal) => Err(Refusal {
+            // again.
+            Outcome::Refused { wait } => Err(Refusal {
                 policy: name,
-                retry_after_secs: ceil_secs(refusal.wait_time_from(limiter.clock().now())).max(1),
+                retry_after_secs: ceil_secs(wait).max(1),
                 quota: policy.quota_fields(0),
             }),
         }
@@ -408,10 +433,10 @@ mod tests {
     #[test]
     fn only_api_paths_use_the_api_limiter() {
         for path in ["/v1", "/v1/", "/v1/ping", "/v1/pings/x"] {
-            assert!(is_api_path(path), "{path}");
+            assert_eq!(PolicyName::for_path(path), PolicyName::Api, "{path}");
         }
         for path in ["/", "/v10/ping", "/docs/", "/openapi/v1.json", "/v1ping"] {
-            assert!(!is_api_path(path), "{path}");
+            assert_eq!(PolicyName::for_path(path), PolicyName::Docs, "{path}");
         }
     }
 
@@ -451,26 +476,5 @@ mod tests {
         assert_eq!(headers.get(RATELIMIT).unwrap(), "\"docs\";r=2;t=1");
         policy.quota_fields(47).add_to(&mut headers);
         assert_eq!(headers.get(RATELIMIT).unwrap(), "\"api\";r=47;t=1");
-    }
-
-    /// A million distinct clients, then quiet: pruning drops their state and frees the map.
-    #[test]
-    fn pruning_forgets_a_million_quiet_clients() {
-        let limits = RateLimits::new(Some(RateLimitSettings {
-            api: Quota {
-                per_second: 1000,
-                burst: 1,
-            },
-            docs: Quota {
-                per_second: 1000,
-                burst: 1,
-            },
-        }));
-        limits.check_distinct_clients(1_000_000);
-        assert_eq!(limits.tracked_api_clients(), 1_000_000);
-        // One request's worth of quota (1 ms) later every bucket is full again.
-        std::thread::sleep(Duration::from_millis(20));
-        limits.prune();
-        assert_eq!(limits.tracked_api_clients(), 0);
     }
 }

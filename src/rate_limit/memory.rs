@@ -1,0 +1,153 @@
+//! The in-process store: actix-governor's keyed GCRA limiters, one per policy, built once and
+//! shared by all workers (a bucket per client key in a concurrent map), pruned of quiet clients
+//! by one periodic task. It is the default store, and the fallback of the shared one.
+//!
+//! The limiters are consulted directly rather than through actix-governor's middleware, which
+//! cost about 7,000 instructions a request here, mostly for work this service then undid: it
+//! stores a result in the request's extensions, and allocates `x-ratelimit-*` headers that had
+//! to be parsed and replaced by the IETF fields; its 429 is plain text with a truncated wait.
+//! See BENCHMARKS.md for the measurements.
+
+use actix_governor::governor::clock::Clock;
+use actix_governor::governor::middleware::StateInformationMiddleware;
+use actix_governor::{
+    GovernorConfig, GovernorConfigBuilder, KeyExtractor, SimpleKeyExtractionError,
+};
+use actix_web::dev::ServiceRequest;
+
+use super::{ClientKey, Outcome, PolicyName, Quota};
+
+/// actix-governor's config builder needs a key extractor to know the key type. This service
+/// hands the limiter its keys itself (the client the conventions middleware resolved); were
+/// this ever asked, it would key by the peer.
+#[derive(Clone, Copy, Debug)]
+pub struct ClientKeyExtractor;
+
+impl KeyExtractor for ClientKeyExtractor {
+    type Key = ClientKey;
+    type KeyExtractionError = SimpleKeyExtractionError<&'static str>;
+
+    fn extract(&self, request: &ServiceRequest) -> Result<ClientKey, Self::KeyExtractionError> {
+        Ok(ClientKey::of(request.peer_addr().map(|peer| peer.ip())))
+    }
+}
+
+type Limiter = GovernorConfig<ClientKeyExtractor, StateInformationMiddleware>;
+
+/// One limiter per policy.
+pub struct MemoryStore {
+    limiters: [Limiter; 2],
+}
+
+fn limiter(quota: Quota) -> Limiter {
+    GovernorConfigBuilder::default()
+        .period(quota.period())
+        .burst_size(quota.burst.max(1))
+        .key_extractor(ClientKeyExtractor)
+        .use_headers()
+        .finish()
+        .expect("period and burst are non-zero")
+}
+
+impl MemoryStore {
+    pub fn new(api: Quota, docs: Quota) -> Self {
+        MemoryStore {
+            limiters: [limiter(api), limiter(docs)],
+        }
+    }
+
+    /// Counts one request of `key` against `policy`.
+    pub fn decide(&self, policy: PolicyName, key: ClientKey) -> Outcome {
+        let limiter = self.limiters[policy as usize].limiter();
+        match limiter.check_key(&key) {
+            Ok(snapshot) => Outcome::Allowed {
+                remaining: snapshot.remaining_burst_capacity(),
+            },
+            // The limiter's own clock: building a new one (as `DefaultClock::default()` does)
+            // runs CPUID, which costs a VM exit on virtual machines, per refusal.
+            Err(refusal) => Outcome::Refused {
+                wait: refusal.wait_time_from(limiter.clock().now()),
+            },
+        }
+    }
+
+    /// Drops the state of clients whose buckets are full again (they are indistinguishable
+    /// from new ones) and returns the memory.
+    pub fn prune(&self) {
+        for limiter in &self.limiters {
+            let limiter = limiter.limiter();
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+        }
+        return_free_memory();
+    }
+
+    pub fn tracked_clients(&self, policy: PolicyName) -> usize {
+        self.limiters[policy as usize].limiter().len()
+    }
+
+    /// Checks `count` requests from distinct IPv4 clients against the API limiter, as if they
+    /// had arrived; for memory tests of the limiter alone.
+    pub fn check_distinct_clients(&self, count: u32) {
+        let limiter = self.limiters[PolicyName::Api as usize].limiter();
+        for client in 0..count {
+            let _ = limiter.check_key(&ClientKey::V4(client));
+        }
+    }
+}
+
+/// Gives the memory that pruning freed back to the system. glibc keeps freed heap memory for
+/// reuse (and raises its mmap threshold as the limiter's tables grow), so after a million
+/// clients went quiet the process would otherwise stay at its peak size.
+fn return_free_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory of the allocator; it touches no live
+    // allocation and is safe to call from any thread at any time.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    /// A million distinct clients, then quiet: pruning drops their state and frees the map.
+    #[test]
+    fn pruning_forgets_a_million_quiet_clients() {
+        let quota = Quota {
+            per_second: 1000,
+            burst: 1,
+        };
+        let store = MemoryStore::new(quota, quota);
+        store.check_distinct_clients(1_000_000);
+        assert_eq!(store.tracked_clients(PolicyName::Api), 1_000_000);
+        // One request's worth of quota (1 ms) later every bucket is full again.
+        std::thread::sleep(Duration::from_millis(20));
+        store.prune();
+        assert_eq!(store.tracked_clients(PolicyName::Api), 0);
+    }
+
+    #[test]
+    fn a_burst_is_allowed_then_the_wait_is_one_period() {
+        let quota = Quota {
+            per_second: 10,
+            burst: 3,
+        };
+        let store = MemoryStore::new(quota, quota);
+        let key = ClientKey::V4(1);
+        for remaining in [2, 1, 0] {
+            assert_eq!(
+                store.decide(PolicyName::Api, key),
+                Outcome::Allowed { remaining }
+            );
+        }
+        match store.decide(PolicyName::Api, key) {
+            Outcome::Refused { wait } => {
+                assert!(wait > Duration::from_millis(90) && wait <= Duration::from_millis(100))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
