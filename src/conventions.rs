@@ -32,7 +32,7 @@ use crate::errors::{ApiError, DocsOrigin, ErrorCode, Rendered};
 use crate::observability::logging::{self, AccessRecord};
 use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
-use crate::rate_limit::{Check, QuotaFields, RateLimits, Refusal};
+use crate::rate_limit::{Check, QuotaFields, RateLimits, Refusal, WorkerLimits};
 use crate::request_id::RequestId;
 
 /// Response header carrying the request id.
@@ -150,7 +150,9 @@ where
             parts: Rc::new(Parts {
                 docs_base: self.docs_base.clone(),
                 clients: self.clients.clone(),
-                rate_limits: self.rate_limits.clone(),
+                // Built here, on the worker: a shared store is reached through a
+                // connection of the worker's own.
+                rate_limits: self.rate_limits.for_worker(),
                 hsts: self.hsts.clone(),
                 // Built here, on the worker: each worker records into cells of its own.
                 metrics: self
@@ -171,7 +173,7 @@ pub struct RequestConventionsMiddleware<S> {
 struct Parts {
     docs_base: DocsBase,
     clients: ClientResolver,
-    rate_limits: RateLimits,
+    rate_limits: WorkerLimits,
     hsts: Option<HeaderValue>,
     metrics: Option<Rc<WorkerMetrics>>,
 }

@@ -1,13 +1,13 @@
 //! Rate limiting, per client. Two policies: one for the API (`/v1`) and a more generous one for
 //! everything else (the reference, the documents, unknown paths). The request-conventions
-//! middleware calls [`RateLimits::check`] first thing, before routing and before it keeps
+//! middleware calls [`WorkerLimits::check`] first thing, before routing and before it keeps
 //! anything for later, so a refused request costs no more than the check and its 429. Every
 //! answer carries the IETF quota fields (draft-ietf-httpapi-ratelimit-headers-09):
 //! `RateLimit-Policy` (`"api";q=<burst>;w=<seconds to refill it>`) and `RateLimit`
 //! (`"api";r=<remaining>;t=<seconds until full>`); a 429 also carries `Retry-After` in whole
 //! seconds, rounded up, never 0.
 //!
-//! Where the buckets live is the store's business, behind [`RateLimits::check`]: `memory.rs`
+//! Where the buckets live is the store's business, behind [`WorkerLimits::check`]: `memory.rs`
 //! keeps them in this process (the default), `redis.rs` in a Redis shared by every replica,
 //! falling back to the in-process store while Redis cannot answer. Both run the same GCRA
 //! arithmetic and report an [`Outcome`]; this module turns it into the quota fields or the
@@ -21,6 +21,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ::redis::aio::ConnectionManager;
 use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use futures_util::future::LocalBoxFuture;
 
@@ -289,26 +290,17 @@ impl RateLimits {
         }
     }
 
-    /// Counts one request from `client` to `path` against the limiter for that path: the quota
-    /// fields to send back (`None` when limiting is off), or the refusal.
-    pub fn check(&self, path: &str, client: Option<IpAddr>) -> Check {
-        let Some(limits) = &self.limits else {
-            return Check::Decided(Ok(None));
-        };
-        let policy = PolicyName::for_path(path);
-        let key = ClientKey::of(client);
-        match &limits.shared {
-            Some(shared) if shared.is_up() => {
-                let limits = Arc::clone(limits);
-                Check::Pending(Box::pin(
-                    async move { limits.decide_shared(policy, key).await },
-                ))
-            }
-            Some(shared) => {
-                shared.decided_locally();
-                Check::Decided(limits.answer(policy, limits.memory.decide(policy, key)))
-            }
-            None => Check::Decided(limits.answer(policy, limits.memory.decide(policy, key))),
+    /// The limits as one worker uses them: with a shared store, through a connection of the
+    /// worker's own. Call on the worker's thread.
+    pub fn for_worker(&self) -> WorkerLimits {
+        let connection = self
+            .limits
+            .as_ref()
+            .and_then(|limits| limits.shared.as_ref())
+            .map(RedisStore::connect_worker);
+        WorkerLimits {
+            limits: self.clone(),
+            connection,
         }
     }
 
@@ -343,14 +335,47 @@ impl RateLimits {
     }
 }
 
+/// The limits of one worker.
+pub struct WorkerLimits {
+    limits: RateLimits,
+    /// The worker's connection to the shared store, when there is one.
+    connection: Option<ConnectionManager>,
+}
+
+impl WorkerLimits {
+    /// Counts one request from `client` to `path` against the limiter for that path: the quota
+    /// fields to send back (`None` when limiting is off), or the refusal.
+    pub fn check(&self, path: &str, client: Option<IpAddr>) -> Check {
+        let Some(limits) = &self.limits.limits else {
+            return Check::Decided(Ok(None));
+        };
+        let policy = PolicyName::for_path(path);
+        let key = ClientKey::of(client);
+        match (&limits.shared, &self.connection) {
+            (Some(shared), Some(connection)) if shared.is_up() => {
+                let (limits, connection) = (Arc::clone(limits), connection.clone());
+                Check::Pending(Box::pin(async move {
+                    limits.decide_shared(connection, policy, key).await
+                }))
+            }
+            (Some(shared), _) => {
+                shared.decided_locally();
+                Check::Decided(limits.answer(policy, limits.memory.decide(policy, key)))
+            }
+            (None, _) => Check::Decided(limits.answer(policy, limits.memory.decide(policy, key))),
+        }
+    }
+}
+
 impl Limits {
     async fn decide_shared(
         &self,
+        connection: ConnectionManager,
         policy: PolicyName,
         key: ClientKey,
     ) -> Result<Option<QuotaFields>, Refusal> {
         let shared = self.shared.as_ref().expect("called with a shared store");
-        let outcome = match shared.decide(policy, key).await {
+        let outcome = match shared.decide(connection, policy, key).await {
             Ok(outcome) => outcome,
             Err(error) => {
                 shared.lost(&error);

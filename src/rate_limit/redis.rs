@@ -11,9 +11,12 @@
 //! `--rate-limit-store-timeout-ms`) or answers an error, the request is decided by the
 //! in-process store instead (same limits, per replica), one warning is logged, and decisions
 //! stay local until a probe every [`PROBE_EVERY`] finds Redis answering again (one info line);
-//! the service starts even when Redis cannot be reached. The connection is the `redis` crate's
-//! connection manager: one multiplexed connection, shared by all workers, that reconnects by
-//! itself; the commands of concurrent requests are pipelined on it.
+//! the service starts even when Redis cannot be reached. Each worker has a connection of its
+//! own (the `redis` crate's connection manager: multiplexed, reconnecting by itself), driven on
+//! that worker's runtime, so a decision never waits for another thread; the commands of the
+//! worker's concurrent requests are pipelined on it. The probe has one more, on the main
+//! runtime. (One connection shared by all workers cost a third of the throughput: every
+//! decision crossed to the thread driving it and back; see BENCHMARKS.md.)
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -139,6 +142,9 @@ impl Gcra {
 /// The shared store of one replica.
 pub struct RedisStore {
     url: RedisUrl,
+    client: redis::Client,
+    config: ConnectionManagerConfig,
+    /// The probe's connection.
     connection: ConnectionManager,
     script: Script,
     budget: Duration,
@@ -173,10 +179,12 @@ impl RedisStore {
             .set_max_delay(Duration::from_secs(1));
         let client = redis::Client::open(*url.info.clone()).expect("checked when parsed");
         let connection = client
-            .get_connection_manager_lazy(config)
+            .get_connection_manager_lazy(config.clone())
             .expect("no push sender is asked for, the only reason this fails");
         RedisStore {
             url,
+            client,
+            config,
             connection,
             script: Script::new(GCRA),
             budget,
@@ -194,16 +202,38 @@ impl RedisStore {
         self.up.load(Ordering::Relaxed)
     }
 
-    /// One decision, from Redis, within the budget.
-    pub async fn decide(&self, policy: PolicyName, key: ClientKey) -> Result<Outcome, StoreError> {
+    /// A connection for the calling worker; it connects on first use, on the runtime that
+    /// uses it.
+    pub fn connect_worker(&self) -> ConnectionManager {
+        self.client
+            .get_connection_manager_lazy(self.config.clone())
+            .expect("no push sender is asked for, the only reason this fails")
+    }
+
+    /// One decision, from Redis through `connection`, within the budget.
+    pub async fn decide(
+        &self,
+        mut connection: ConnectionManager,
+        policy: PolicyName,
+        key: ClientKey,
+    ) -> Result<Outcome, StoreError> {
         let gcra = self.gcra[policy as usize];
-        let mut connection = self.connection.clone();
         let mut invocation = self.script.key(redis_key(policy, key));
         invocation.arg(gcra.t).arg(gcra.tau);
-        let answer: Result<(i64, i64), _> =
-            tokio::time::timeout(self.budget, invocation.invoke_async(&mut connection))
-                .await
-                .map_err(|_| StoreError::Timeout(self.budget))?;
+        let call = async {
+            match invocation.invoke_async(&mut connection).await {
+                // The worker's connection broke while Redis was away: the manager reconnects
+                // when a command fails, so the first decision after Redis is back would fail
+                // without this one retry (within the same budget).
+                Err(error) if error.is_connection_dropped() || error.is_io_error() => {
+                    invocation.invoke_async(&mut connection).await
+                }
+                answer => answer,
+            }
+        };
+        let answer: Result<(i64, i64), _> = tokio::time::timeout(self.budget, call)
+            .await
+            .map_err(|_| StoreError::Timeout(self.budget))?;
         let (allowed, value) = answer.map_err(StoreError::Redis)?;
         self.decided_shared.fetch_add(1, Ordering::Relaxed);
         let value = u64::try_from(value).unwrap_or(0);
