@@ -286,11 +286,22 @@ impl RedisStore {
                 continue;
             }
             let mut connection = self.connection.clone();
-            let probe = tokio::time::timeout(
+            // The first PING may have to connect (1 s allowed); the second must answer within
+            // the budget, or a slow Redis would be taken back only to time out again.
+            let ping = || redis::cmd("PING");
+            let probe = match tokio::time::timeout(
                 Duration::from_secs(1),
-                redis::cmd("PING").query_async::<String>(&mut connection),
+                ping().query_async::<String>(&mut connection),
             )
-            .await;
+            .await
+            {
+                Ok(Ok(_)) => {
+                    tokio::time::timeout(self.budget, ping().query_async::<String>(&mut connection))
+                        .await
+                        .map_err(|_| StoreError::Timeout(self.budget))
+                }
+                other => other.map_err(|_| StoreError::Timeout(Duration::from_secs(1))),
+            };
             match probe {
                 Ok(Ok(_)) => {
                     // Load the script now rather than on the first request.
@@ -307,7 +318,7 @@ impl RedisStore {
                     );
                 }
                 Ok(Err(error)) => self.warn_once(format_args!("is unreachable ({error})")),
-                Err(_) => self.warn_once(format_args!("does not answer within 1 s")),
+                Err(error) => self.warn_once(format_args!("is too slow ({error})")),
             }
         }
     }

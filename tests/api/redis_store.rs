@@ -315,3 +315,36 @@ async fn an_unreachable_store_at_startup_does_not_stop_the_service() {
     );
     assert_eq!(app.get("/v1/ping").await.status, 200);
 }
+
+#[actix_web::test]
+async fn a_slow_store_is_not_waited_for() {
+    let Some(redis) = RedisServer::start("a_slow_store_is_not_waited_for") else {
+        return;
+    };
+    let app = shared_app(&redis.url(), 1, 1000).await;
+    assert_eq!(ping(&app).await.0, 200);
+    // Redis holds every other client's commands for a second: slower than any budget.
+    let () = redis.query(redis::cmd("CLIENT").arg("PAUSE").arg(1000).arg("ALL"));
+    for _ in 0..10 {
+        assert_eq!(ping(&app).await.0, 200);
+    }
+    let text = metrics(&app).await;
+    for expected in [
+        "partner_api_rate_limit_store_up 0",
+        "partner_api_rate_limit_store_errors_total 1",
+        r#"partner_api_rate_limit_decisions_total{store="memory"} 10"#,
+    ] {
+        assert!(
+            text.lines().any(|line| line == expected),
+            "{expected}\n{text}"
+        );
+    }
+    let slow = format!(
+        "rate-limit store {}/0 lost (no answer within 20 ms)",
+        redis.url()
+    );
+    assert_eq!(log_lines_containing(&slow).len(), 1);
+    // Once Redis answers in time again, decisions are shared again.
+    wait_for_store(&app, true).await;
+    assert_eq!(ping(&app).await.0, 200);
+}
