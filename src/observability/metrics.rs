@@ -373,7 +373,7 @@ impl Collector for RequestCollector {
 
         let mut tracked = encoder.encode_descriptor(
             "partner_api_rate_limit_tracked_clients",
-            "Clients the rate limiter keeps state for, by policy (quiet ones are pruned).",
+            "Clients the in-process limiter keeps state for, by policy (with the Redis store: its fallback).",
             None,
             MetricType::Gauge,
         )?;
