@@ -43,11 +43,15 @@ pub enum Command {
     /// Call GET /v1/ping on a running service; exit 0 when it answers 200 with pong true,
     /// else 1 with one line saying why. For container probes where no curl exists.
     Healthcheck(HealthcheckArgs),
-    /// Print the OpenAPI document (YAML, or JSON with --json): exactly `openapi/v1.yaml`.
+    /// Print the OpenAPI document (YAML, or JSON with --json): exactly `openapi/v1.yaml`, or
+    /// with --oas30 its OpenAPI 3.0.3 rendition, exactly `openapi/v1.oas30.yaml`.
     Openapi {
         /// Print JSON instead of YAML.
         #[arg(long)]
         json: bool,
+        /// Print the OpenAPI 3.0.3 rendition, for generators that read 3.0 only.
+        #[arg(long)]
+        oas30: bool,
     },
 }
 

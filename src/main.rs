@@ -11,12 +11,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse_or_exit();
     match &cli.command {
         Some(Command::Healthcheck(args)) => healthcheck::run(args, &cli.server),
-        Some(Command::Openapi { json }) => {
+        Some(Command::Openapi { json, oas30 }) => {
             let document = openapi::document();
-            let text = if *json {
-                openapi::to_json(&document)
-            } else {
-                openapi::to_yaml(&document)
+            let text = match (*json, *oas30) {
+                (false, false) => openapi::to_yaml(&document),
+                (true, false) => openapi::to_json(&document),
+                (false, true) => openapi::oas30::to_yaml(&document),
+                (true, true) => openapi::oas30::to_json(&document),
             };
             print!("{text}");
             ExitCode::SUCCESS

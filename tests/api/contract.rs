@@ -246,39 +246,11 @@ async fn the_server_serves_the_committed_document() {
 #[actix_web::test]
 async fn the_documents_answer_405_to_other_methods() {
     let app = spawn_app().await;
-    for path in ["/openapi/v1.json", "/openapi/v1.yaml", "/docs/errors"] {
+    for path in partner_api::docs::PATHS {
         let response = app.send(app.request("POST", path)).await;
         assert_eq!(response.status, 405, "{path}");
         assert_eq!(response.header("allow"), "GET, HEAD");
     }
-}
-
-#[actix_web::test]
-async fn the_reference_is_served_without_leaving_the_origin() {
-    let app = spawn_app().await;
-    let redirect = app.get("/docs").await;
-    assert_eq!(redirect.status, 308);
-    assert_eq!(redirect.header("location"), "docs/");
-
-    let page = app.get("/docs/").await;
-    assert_eq!(page.status, 200);
-    assert_eq!(page.header("content-type"), "text/html");
-    assert!(page.text().contains("swagger-ui"));
-    for reference in ["http://", "https://"] {
-        assert!(
-            !page.text().contains(&format!("src=\"{reference}")),
-            "the page loads a script from another origin"
-        );
-    }
-
-    let initializer = app.get("/docs/swagger-initializer.js").await;
-    assert_eq!(initializer.status, 200);
-    let script = initializer.text();
-    assert!(
-        script.contains(r#""url": "../openapi/v1.json""#),
-        "{script}"
-    );
-    assert!(script.contains(r#""validatorUrl": "none""#), "{script}");
 }
 
 #[actix_web::test]

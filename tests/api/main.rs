@@ -5,6 +5,7 @@ mod admin;
 mod body;
 mod contract;
 mod conventions;
+mod docs;
 mod faults;
 mod helpers;
 mod ping;

@@ -1,0 +1,242 @@
+"""The breaking-change gate: compares two OpenAPI documents and says whether the newer one keeps
+every promise of the older (README, "What v1 promises").
+
+Optic (`optic diff --check`, its standard breaking-changes ruleset) decides most classes:
+removed operations, properties and status codes, new required parameters, a parameter or
+property becoming required or optional, type changes, request enums narrowed, response enums
+widened. Four classes Optic does not check are checked here, each because generated SDKs break
+on it: a renamed `operationId` (the generated method is renamed), a removed or renamed component
+schema (the generated type disappears), a changed `format` (the generated type changes, e.g.
+date-time to date), and a removed response header.
+
+    contract_gate.py check BEFORE AFTER     report; exit 1 on a breaking change
+    contract_gate.py changes BEFORE AFTER   the change record as a JSON list of lines
+    contract_gate.py fixtures DIR           DIR/breaking/* must fail, DIR/additive/* must pass
+    contract_gate.py release DATE SUMMARY   record a release: gate both documents against
+                                            openapi/released/, append the changes to
+                                            openapi/changelog.json, make them the new baseline
+"""
+
+import functools
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+OPTIC = os.environ.get("OPTIC", str(ROOT / "scripts/node/node_modules/.bin/optic"))
+OPTIC_ENV = dict(os.environ, OPTIC_TELEMETRY_LEVEL="off", NO_COLOR="1", FORCE_COLOR="0")
+print = functools.partial(print, flush=True)  # noqa: A001 (in order with optic's output)
+METHODS = ("get", "put", "post", "delete", "options", "head", "patch", "trace")
+
+
+def optic(*args):
+    return subprocess.run(
+        [OPTIC, "diff", *args], capture_output=True, text=True, env=OPTIC_ENV, timeout=120
+    )
+
+
+def operations(document):
+    for path, item in (document.get("paths") or {}).items():
+        for method in METHODS:
+            if isinstance(item.get(method), dict):
+                yield path, method, item[method]
+
+
+def operation_id_renamed(before, after):
+    now = {(path, method): op.get("operationId") for path, method, op in operations(after)}
+    for path, method, op in operations(before):
+        new_id = now.get((path, method))
+        if (path, method) in now and op.get("operationId") != new_id:
+            yield (
+                f"{method.upper()} {path}: operationId {op.get('operationId')!r} became "
+                f"{new_id!r}; generated SDKs name the method after it, so callers stop compiling"
+            )
+
+
+def schema_removed(before, after):
+    kept = set(((after.get("components") or {}).get("schemas") or {}))
+    for name in (before.get("components") or {}).get("schemas") or {}:
+        if name not in kept:
+            yield (
+                f"components/schemas/{name}: removed or renamed; generated SDKs have a type "
+                f"{name} that client code names"
+            )
+
+
+def format_changed(before, after, where="#"):
+    """Every place both documents have, where the older one gives a `format` the newer one
+    drops or changes."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        if "format" in before and not isinstance(before["format"], dict):
+            if before["format"] != after.get("format"):
+                yield (
+                    f"{where}: format {before['format']!r} became {after.get('format')!r}; "
+                    f"generated SDKs map a format to a type (date-time, int64, uuid), which changes"
+                )
+        for key in before.keys() & after.keys():
+            yield from format_changed(before[key], after[key], f"{where}/{key}")
+    elif isinstance(before, list) and isinstance(after, list):
+        for index, (old, new) in enumerate(zip(before, after)):
+            yield from format_changed(old, new, f"{where}/{index}")
+
+
+def header_removed(before, after):
+    now = {(path, method): op for path, method, op in operations(after)}
+    for path, method, op in operations(before):
+        new_op = now.get((path, method))
+        if new_op is None:
+            continue
+        for status, response in (op.get("responses") or {}).items():
+            new_response = (new_op.get("responses") or {}).get(status)
+            if not isinstance(new_response, dict):
+                continue
+            kept = {name.lower() for name in (new_response.get("headers") or {})}
+            for name in response.get("headers") or {}:
+                if name.lower() not in kept:
+                    yield (
+                        f"{method.upper()} {path} {status}: response header {name} removed; "
+                        f"clients read it"
+                    )
+
+
+PROJECT_RULES = {
+    "operation id renamed": operation_id_renamed,
+    "schema removed or renamed": schema_removed,
+    "format changed": format_changed,
+    "response header removed": header_removed,
+}
+
+
+def load(path):
+    with open(path) as file:
+        return yaml.safe_load(file)
+
+
+def flatten(node, trail=()):
+    """Optic's JSON change record as one line per change."""
+    name = node.get("name")
+    trail = (*trail, name) if name else trail
+    where = " > ".join(trail)
+    if name and node.get("change") in ("added", "removed"):
+        return [f"{where}: {node['change']}"]
+    lines = []
+    for value in node.values():
+        if not isinstance(value, list):
+            continue
+        for item in value:
+            if not isinstance(item, dict):
+                continue
+            if "key" in item:
+                lines.append(f"{where}: {item['key'] or 'itself'} {item['change']}")
+            else:
+                lines.extend(flatten(item, trail))
+    return lines
+
+
+def changes(before, after):
+    result = optic(before, after, "--json")
+    if result.returncode not in (0, 1):
+        raise SystemExit(f"optic could not compare {before} and {after}:\n{result.stderr}")
+    return flatten(json.loads(result.stdout))
+
+
+def check(before, after, quiet=False):
+    """Prints the report; returns the rules that found a breaking change."""
+    broken = []
+    result = optic(before, after, "--check")
+    if result.returncode != 0:
+        broken.append("optic breaking-changes ruleset")
+        if not quiet:
+            print(result.stdout.strip() or result.stderr.strip())
+    old, new = load(before), load(after)
+    for rule, find in PROJECT_RULES.items():
+        found = list(find(old, new))
+        if found:
+            broken.append(rule)
+            if not quiet:
+                print(f"x [{rule}] (project rule)")
+                for line in found:
+                    print(f"    {line}. This is a breaking change.")
+    return broken
+
+
+DOCUMENTS = ("v1.yaml", "v1.oas30.yaml")
+RELEASED = ROOT / "openapi/released"
+RECORD = ROOT / "openapi/changelog.json"
+
+
+def release(date, summary):
+    """Gates both documents against the released ones, appends the changes of the 3.1 document
+    (the 3.0.3 rendition says the same) to the record, and makes both the new baseline. The
+    first release is compared with an empty document, so it lists every operation."""
+    for name in DOCUMENTS:
+        if (RELEASED / name).exists() and check(RELEASED / name, ROOT / "openapi" / name):
+            raise SystemExit(f"FAIL: openapi/{name} breaks the released contract; not released")
+    with tempfile.TemporaryDirectory() as scratch:
+        baseline = RELEASED / DOCUMENTS[0]
+        if not baseline.exists():
+            baseline = Path(scratch, "empty.yaml")
+            baseline.write_text("openapi: 3.1.0\ninfo: {title: none, version: '0'}\npaths: {}\n")
+        listed = changes(baseline, ROOT / "openapi" / DOCUMENTS[0])
+    if not listed:
+        print("nothing to release: openapi/v1.yaml is the released document")
+        return 0
+    record = json.loads(RECORD.read_text()) if RECORD.exists() else {"releases": []}
+    record["releases"].append({"date": date, "summary": summary, "changes": listed})
+    RECORD.write_text(json.dumps(record, indent=2) + "\n")
+    RELEASED.mkdir(exist_ok=True)
+    for name in DOCUMENTS:
+        shutil.copyfile(ROOT / "openapi" / name, RELEASED / name)
+    print(f"released {date}: {len(listed)} change(s) recorded in openapi/changelog.json;")
+    print("commit openapi/changelog.json and openapi/released/ with the release")
+    return 0
+
+
+def main(argv):
+    command = argv[1] if len(argv) > 1 else ""
+    if command == "check" and len(argv) == 4:
+        before, after = argv[2], argv[3]
+        print(f"==> {after} against {before}")
+        broken = check(before, after)
+        listed = changes(before, after)
+        if broken:
+            print(
+                f"FAIL: {after} breaks what {before} promised ({', '.join(broken)}). Clients "
+                "generated from the released document would stop working. Make the change "
+                "additive, or ship it under a new version path (README, 'What v1 promises')."
+            )
+            return 1
+        print(f"ok: no breaking change; {len(listed)} additive change(s):")
+        for line in listed:
+            print(f"    + {line}")
+        return 0
+    if command == "changes" and len(argv) == 4:
+        print(json.dumps(changes(argv[2], argv[3]), indent=2))
+        return 0
+    if command == "fixtures" and len(argv) == 3:
+        failures = 0
+        for kind in ("breaking", "additive"):
+            for case in sorted(Path(argv[2], kind).iterdir()):
+                broken = check(case / "before.yaml", case / "after.yaml", quiet=True)
+                if (kind == "breaking") == bool(broken):
+                    verdict = f"refused by {', '.join(broken)}" if broken else "passed"
+                    print(f"ok: {kind}/{case.name} {verdict}")
+                else:
+                    failures += 1
+                    verdict = f"refused by {', '.join(broken)}" if broken else "passed"
+                    print(f"FAIL: {kind}/{case.name} {verdict}")
+        return 1 if failures else 0
+    if command == "release" and len(argv) == 4:
+        return release(argv[2], argv[3])
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

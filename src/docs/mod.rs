@@ -1,0 +1,198 @@
+//! What is served next to the API for people and tools, outside `/v1` so that every `/v1`
+//! response stays JSON: the OpenAPI document at `/openapi/v1.json` and `/openapi/v1.yaml`
+//! (byte for byte what `partner-api openapi` prints), its 3.0.3 rendition at
+//! `/openapi/v1.oas30.json` and `/openapi/v1.oas30.yaml`, the hosted reference at `/docs/`
+//! (Swagger UI, vendored into the binary, so nothing is fetched from another origin), the
+//! error pages at `/docs/errors` and the changelog at `/docs/changelog`. These routes are not
+//! API operations, so they are mounted on the plain actix-web app and stay out of the OpenAPI
+//! document on purpose. Every file is rendered once, on first use, and served by
+//! [`static_file`]: compressed, cacheable with validators, `HEAD` wherever `GET`.
+
+mod changelog;
+mod pages;
+mod static_file;
+
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, guard, web};
+
+use crate::errors::ApiError;
+use crate::openapi;
+use static_file::{Lifetime, StaticFile};
+
+pub use static_file::CONTENT_SECURITY_POLICY;
+
+pub const DOCUMENT_JSON_PATH: &str = "/openapi/v1.json";
+pub const DOCUMENT_YAML_PATH: &str = "/openapi/v1.yaml";
+pub const OAS30_JSON_PATH: &str = "/openapi/v1.oas30.json";
+pub const OAS30_YAML_PATH: &str = "/openapi/v1.oas30.yaml";
+pub const ERRORS_PATH: &str = "/docs/errors";
+pub const CHANGELOG_PATH: &str = "/docs/changelog";
+pub const REFERENCE_PATH: &str = "/docs/";
+/// Answers with a redirect to [`REFERENCE_PATH`], whose files are addressed relative to it.
+const REFERENCE_REDIRECT_PATH: &str = "/docs";
+
+/// The Swagger UI files the reference page loads, by their names in the vendored distribution.
+const SWAGGER_UI_FILES: [&str; 3] = [
+    "swagger-ui.css",
+    "swagger-ui-bundle.js",
+    "favicon-32x32.png",
+];
+
+/// Every path served here; each answers `GET` and `HEAD` (for the route table's 405 answers,
+/// the metrics labels and the test that walks every route).
+pub const PATHS: [&str; 13] = [
+    DOCUMENT_JSON_PATH,
+    DOCUMENT_YAML_PATH,
+    OAS30_JSON_PATH,
+    OAS30_YAML_PATH,
+    REFERENCE_REDIRECT_PATH,
+    REFERENCE_PATH,
+    ERRORS_PATH,
+    CHANGELOG_PATH,
+    "/docs/docs.css",
+    "/docs/reference.js",
+    "/docs/swagger-ui.css",
+    "/docs/swagger-ui-bundle.js",
+    "/docs/favicon-32x32.png",
+];
+
+/// The files, rendered on first use and shared by all workers: none can change at run time.
+static FILES: LazyLock<HashMap<&'static str, StaticFile>> = LazyLock::new(render_files);
+
+fn render_files() -> HashMap<&'static str, StaticFile> {
+    const HTML: &str = "text/html; charset=utf-8";
+    const JSON: &str = "application/json";
+    // RFC 9512 registers application/yaml.
+    const YAML: &str = "application/yaml";
+    let document = openapi::document();
+    let mut files = HashMap::from([
+        (
+            DOCUMENT_JSON_PATH,
+            StaticFile::new(JSON, Lifetime::Revalidate, openapi::to_json(&document)),
+        ),
+        (
+            DOCUMENT_YAML_PATH,
+            StaticFile::new(YAML, Lifetime::Revalidate, openapi::to_yaml(&document)),
+        ),
+        (
+            OAS30_JSON_PATH,
+            StaticFile::new(
+                JSON,
+                Lifetime::Revalidate,
+                openapi::oas30::to_json(&document),
+            ),
+        ),
+        (
+            OAS30_YAML_PATH,
+            StaticFile::new(
+                YAML,
+                Lifetime::Revalidate,
+                openapi::oas30::to_yaml(&document),
+            ),
+        ),
+        (
+            REFERENCE_PATH,
+            StaticFile::new(HTML, Lifetime::Revalidate, pages::reference_page()),
+        ),
+        (
+            ERRORS_PATH,
+            StaticFile::new(HTML, Lifetime::Revalidate, pages::errors_page()),
+        ),
+        (
+            CHANGELOG_PATH,
+            StaticFile::new(HTML, Lifetime::Revalidate, changelog::changelog_page()),
+        ),
+        (
+            "/docs/docs.css",
+            StaticFile::new("text/css", Lifetime::Hour, pages::STYLESHEET),
+        ),
+        (
+            "/docs/reference.js",
+            StaticFile::new("text/javascript", Lifetime::Hour, pages::REFERENCE_SCRIPT),
+        ),
+    ]);
+    // `serve` hands out the vendored files; its configuration only shapes the initializer
+    // script, which the reference does not use (it has its own, above).
+    let swagger_config = Arc::new(utoipa_swagger_ui::Config::from(DOCUMENT_JSON_PATH));
+    for (path, name) in PATHS
+        .iter()
+        .filter_map(|path| Some((*path, path.strip_prefix("/docs/")?)))
+        .filter(|(_, name)| SWAGGER_UI_FILES.contains(name))
+    {
+        match utoipa_swagger_ui::serve(name, Arc::clone(&swagger_config)) {
+            Ok(Some(file)) => {
+                let content_type = match name.rsplit('.').next() {
+                    Some("css") => "text/css",
+                    Some("js") => "text/javascript",
+                    _ => "image/png",
+                };
+                files.insert(
+                    path,
+                    StaticFile::new(content_type, Lifetime::Hour, file.bytes.into_owned()),
+                );
+            }
+            // Not in this build of Swagger UI: the path answers 404 like any unknown one, and
+            // a test names the file.
+            Ok(None) | Err(_) => log::error!("Swagger UI has no file {name}"),
+        }
+    }
+    files
+}
+
+/// Mounts every path of [`PATHS`].
+pub fn register(config: &mut web::ServiceConfig) {
+    let get_or_head = || guard::Any(guard::Get()).or(guard::Head());
+    config.service(
+        web::resource(REFERENCE_REDIRECT_PATH)
+            .guard(get_or_head())
+            .to(|| async {
+                HttpResponse::PermanentRedirect()
+                    .insert_header((header::LOCATION, "docs/"))
+                    .finish()
+            }),
+    );
+    for path in PATHS {
+        if path == REFERENCE_REDIRECT_PATH {
+            continue;
+        }
+        config.service(web::resource(path).guard(get_or_head()).to(
+            move |request: HttpRequest| async move {
+                FILES
+                    .get(path)
+                    .map(|file| file.respond(&request))
+                    .ok_or_else(|| ApiError::resource_missing(request.method(), path))
+            },
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_path_but_the_redirect_has_its_file() {
+        for path in PATHS {
+            if path != REFERENCE_REDIRECT_PATH {
+                assert!(FILES.contains_key(path), "no file for {path}");
+            }
+        }
+        assert_eq!(FILES.len(), PATHS.len() - 1);
+    }
+
+    #[test]
+    fn the_documents_are_what_the_code_emits() {
+        let document = openapi::document();
+        assert_eq!(
+            FILES[DOCUMENT_YAML_PATH].body(),
+            &openapi::to_yaml(&document)
+        );
+        assert_eq!(
+            FILES[OAS30_JSON_PATH].body(),
+            &openapi::oas30::to_json(&document)
+        );
+    }
+}

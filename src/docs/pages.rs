@@ -1,0 +1,198 @@
+//! The HTML pages and the files they share: the reference (`/docs/`, Swagger UI with the
+//! service's own title, links and start-up script), the error pages (`/docs/errors`, generated
+//! from the error catalogue with an anchor per code, which is where every `doc_url` points),
+//! and the stylesheet every page uses. No page has inline script or style, so the
+//! `Content-Security-Policy` can allow the page's own origin and nothing else.
+
+use std::fmt::Write as _;
+
+use crate::errors::{ErrorCode, ErrorType};
+
+/// The `/docs/errors` page: every type and code of the catalogue, each code under
+/// `id="<code>"` with its status, type, when it happens and what a client should do.
+pub fn errors_page() -> String {
+    let mut page = String::from(ERRORS_INTRODUCTION);
+    page.push_str("<h2 id=\"types\">Types</h2>\n<table>\n<tr><th><code>type</code></th><th>Used for</th></tr>\n");
+    for error_type in ErrorType::ALL {
+        let _ = writeln!(
+            page,
+            "<tr><td><code>{}</code></td><td>{}</td></tr>",
+            error_type.as_str(),
+            error_type.used_for()
+        );
+    }
+    page.push_str("</table>\n<h2 id=\"codes\">Codes</h2>\n");
+    for code in ErrorCode::ALL {
+        let spec = code.spec();
+        let _ = write!(
+            page,
+            "<section id=\"{code}\">\n<h3><a href=\"#{code}\"><code>{code}</code></a></h3>\n<dl>\n\
+             <dt>HTTP status</dt><dd>{status} {reason}</dd>\n\
+             <dt>Type</dt><dd><code>{error_type}</code></dd>\n\
+             <dt>When</dt><dd>{when}</dd>\n\
+             <dt>What to do</dt><dd>{action}</dd>\n</dl>\n</section>\n",
+            code = spec.code,
+            status = spec.status.as_u16(),
+            reason = spec.status.canonical_reason().unwrap_or_default(),
+            error_type = spec.error_type.as_str(),
+            when = inline_markup(spec.when),
+            action = inline_markup(spec.client_action),
+        );
+    }
+    self::page("Errors", &page)
+}
+
+/// Escapes `text` for HTML text and attribute values.
+pub fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Escapes `text` for HTML and turns `code` spans into `<code>` elements.
+fn inline_markup(text: &str) -> String {
+    let mut html = String::with_capacity(text.len() + 16);
+    for (index, part) in text.split('`').enumerate() {
+        let escaped = escape(part);
+        if index % 2 == 1 {
+            let _ = write!(html, "<code>{escaped}</code>");
+        } else {
+            html.push_str(&escaped);
+        }
+    }
+    html
+}
+
+const ERRORS_INTRODUCTION: &str = r#"<h1>Errors</h1>
+<p>A failed request gets an HTTP status of 400 or higher and a JSON body with a single key
+<code>error</code>. Act on <code>type</code> and <code>code</code>; <code>message</code> is for
+people and may change. <code>param</code> names the offending parameter (a nested body field is
+written <code>parent.child</code>) or is <code>null</code>. Quote the <code>request_id</code>
+(also in the <code>Service-Request-Id</code> header) when reporting a problem.</p>
+<pre>{
+  "error": {
+    "type": "invalid_request_error",
+    "code": "parameter_unknown",
+    "message": "Received unknown parameter: foo",
+    "param": "foo",
+    "doc_url": "https://api.example.com/docs/errors#parameter_unknown",
+    "request_id": "req_8f2d0c6e4b1a4f3e9d7c5b3a1f0e2d4c"
+  }
+}</pre>
+"#;
+
+/// Links every page carries, relative to `/docs/`.
+const NAVIGATION: &str = r#"<nav class="site">
+<a class="service" href="./">partner-api</a>
+<a href="./">API reference</a>
+<a href="errors">Errors</a>
+<a href="changelog">Changelog</a>
+<a href="../openapi/v1.yaml">OpenAPI 3.1 (YAML)</a>
+<a href="../openapi/v1.json">JSON</a>
+<a href="../openapi/v1.oas30.yaml">OpenAPI 3.0.3 (YAML)</a>
+<a href="../openapi/v1.oas30.json">JSON</a>
+</nav>
+"#;
+
+/// A whole page under `/docs/`: `title`, the shared stylesheet and navigation, and `body`.
+pub fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <link rel=\"icon\" type=\"image/png\" href=\"favicon-32x32.png\">\n\
+         <link rel=\"stylesheet\" href=\"docs.css\">\n<title>{title} · partner-api</title>\n\
+         </head>\n<body>\n{NAVIGATION}<main>\n{body}</main>\n</body>\n</html>\n",
+        title = escape(title),
+    )
+}
+
+/// The reference, `/docs/`: Swagger UI started by [`REFERENCE_SCRIPT`] under the service's
+/// own heading and navigation.
+pub fn reference_page() -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <link rel=\"icon\" type=\"image/png\" href=\"favicon-32x32.png\">\n\
+         <link rel=\"stylesheet\" href=\"swagger-ui.css\">\n\
+         <link rel=\"stylesheet\" href=\"docs.css\">\n\
+         <title>API reference · partner-api</title>\n</head>\n<body class=\"reference\">\n\
+         {NAVIGATION}<header class=\"reference\">\n<h1>partner-api reference</h1>\n\
+         <p>Every operation of v1, with its parameters, answers and errors. Press \
+         <em>Execute</em> to call it from this page; the curl command for the same request \
+         appears under it. Errors are explained in <a href=\"errors\">Errors</a>, changes in \
+         <a href=\"changelog\">the changelog</a>.</p>\n</header>\n\
+         <div id=\"swagger-ui\"></div>\n\
+         <script src=\"swagger-ui-bundle.js\"></script>\n\
+         <script src=\"reference.js\"></script>\n</body>\n</html>\n"
+    )
+}
+
+/// Starts Swagger UI on the reference page: the service's own document, no "Explore" bar
+/// (the base layout), "Try it out" open from the first load, curl snippets of each request,
+/// and no validator badge (it would send the document to another origin).
+pub const REFERENCE_SCRIPT: &str = r##"// Starts Swagger UI on /docs/ (served by partner-api).
+window.addEventListener("load", function () {
+  window.ui = SwaggerUIBundle({
+    url: "../openapi/v1.json",
+    dom_id: "#swagger-ui",
+    layout: "BaseLayout",
+    deepLinking: true,
+    displayOperationId: true,
+    defaultModelsExpandDepth: 1,
+    tryItOutEnabled: true,
+    requestSnippetsEnabled: true,
+    validatorUrl: null,
+    presets: [SwaggerUIBundle.presets.apis],
+  });
+});
+"##;
+
+/// The stylesheet of every page under `/docs/`.
+pub const STYLESHEET: &str = r#"body { font-family: system-ui, sans-serif; line-height: 1.5; color: #1d1d1f; margin: 0; }
+nav.site { display: flex; flex-wrap: wrap; gap: .25rem 1rem; padding: .6rem 1rem; background: #1d2d3d; }
+nav.site a { color: #e8eef4; text-decoration: none; font-size: .9rem; }
+nav.site a:hover { text-decoration: underline; }
+nav.site a.service { font-weight: 700; margin-right: 1rem; }
+main { max-width: 46rem; margin: 2rem auto; padding: 0 1rem; }
+header.reference { max-width: 1460px; margin: 1.5rem auto 0; padding: 0 20px; }
+header.reference h1 { margin: 0 0 .25rem; }
+code, pre { font-family: ui-monospace, monospace; background: #f3f3f5; border-radius: 3px; padding: 0 .2em; }
+pre { padding: .75rem; overflow-x: auto; }
+table { border-collapse: collapse; }
+th, td { text-align: left; padding: .25rem 1rem .25rem 0; border-bottom: 1px solid #ddd; }
+section { border-top: 1px solid #ddd; padding: .25rem .5rem .5rem; scroll-margin-top: 1rem; }
+section:target { background: #fff7d1; }
+h2 a, h3 a { color: inherit; text-decoration: none; }
+dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
+dt { font-weight: 600; }
+dd { margin: 0; }
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_an_anchor_and_its_facts() {
+        let page = errors_page();
+        for code in ErrorCode::ALL {
+            let spec = code.spec();
+            let start = page
+                .find(&format!("<section id=\"{}\">", spec.code))
+                .unwrap_or_else(|| panic!("no anchor for {}", spec.code));
+            let section = &page[start..start + page[start..].find("</section>").unwrap()];
+            assert!(section.contains(&format!("<dd>{} ", spec.status.as_u16())));
+            assert!(section.contains(&format!("<code>{}</code>", spec.error_type.as_str())));
+            assert!(section.contains(&inline_markup(spec.client_action)));
+        }
+    }
+
+    #[test]
+    fn markup_is_escaped_and_code_spans_become_elements() {
+        assert_eq!(
+            inline_markup("use `Retry-After` <now> & later"),
+            "use <code>Retry-After</code> &lt;now&gt; &amp; later"
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! The documentation served beside the API: the reference page, the changelog, the 3.0.3
+//! rendition, and how every file is served (compression, validators, cache lifetimes, the
+//! security policy of HTML pages, HEAD wherever GET).
+
+use std::io::Read as _;
+
+use partner_api::docs::{self, CONTENT_SECURITY_POLICY};
+use partner_api::openapi;
+
+use crate::helpers::{TestApp, TestResponse, spawn_app, spawn_app_with};
+
+const OAS30_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/v1.oas30.yaml");
+const CHANGELOG_RECORD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/changelog.json");
+
+/// Headers that differ between any two responses, whatever the method.
+const PER_RESPONSE: [&str; 4] = [
+    "date",
+    "service-request-id",
+    "ratelimit",
+    "ratelimit-policy",
+];
+
+fn gunzip(body: &[u8]) -> Vec<u8> {
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(body)
+        .read_to_end(&mut plain)
+        .expect("the body is gzip");
+    plain
+}
+
+/// GET and HEAD of `path` at `base`: the same status and headers, and HEAD without a body.
+async fn assert_head_answers_like_get(app: &TestApp, base: &str, path: &str) {
+    let url = format!("{base}{path}");
+    let get = app.client.get(&url).send().await.unwrap();
+    let head = app.client.head(&url).send().await.unwrap();
+    assert_eq!(head.status(), get.status(), "HEAD {path}");
+    assert!(
+        get.status().is_success() || get.status().is_redirection(),
+        "GET {path}: {}",
+        get.status()
+    );
+    let names = |response: &reqwest::Response| {
+        let mut pairs: Vec<(String, String)> = response
+            .headers()
+            .iter()
+            .filter(|(name, _)| !PER_RESPONSE.contains(&name.as_str()))
+            // Metrics move between two scrapes, and their length with them.
+            .filter(|(name, _)| !(path == "/metrics" && name.as_str() == "content-length"))
+            .map(|(name, value)| (name.to_string(), value.to_str().unwrap().to_owned()))
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    assert_eq!(names(&head), names(&get), "headers of HEAD {path}");
+    assert!(
+        head.bytes().await.unwrap().is_empty(),
+        "HEAD {path} has a body"
+    );
+}
+
+#[actix_web::test]
+async fn every_served_route_answers_head_like_get() {
+    // Enough quota for every route twice.
+    let app = spawn_app_with(|config| config.rate_limit_burst = 1000).await;
+    let document = openapi::document();
+    let operations: Vec<String> = document
+        .paths
+        .paths
+        .iter()
+        .filter(|(_, item)| item.get.is_some())
+        .map(|(path, _)| format!("/v1{path}"))
+        .collect();
+    assert!(operations.contains(&"/v1/ping".to_owned()));
+    for path in operations.iter().map(String::as_str).chain(docs::PATHS) {
+        assert_head_answers_like_get(&app, &app.address, path).await;
+    }
+    for path in partner_api::observability::admin::PATHS {
+        assert_head_answers_like_get(&app, &app.admin_address, path).await;
+    }
+}
+
+#[actix_web::test]
+async fn the_reference_names_the_service_and_links_everything_a_partner_needs() {
+    let app = spawn_app().await;
+    let page = app.get("/docs/").await;
+    assert_eq!(page.status, 200);
+    assert_eq!(page.header("content-type"), "text/html; charset=utf-8");
+    assert_eq!(page.header("cache-control"), "no-cache");
+    assert_eq!(
+        page.header("content-security-policy"),
+        CONTENT_SECURITY_POLICY
+    );
+    assert_eq!(page.header("x-frame-options"), "DENY");
+    let html = page.text();
+    assert!(
+        html.contains("<title>API reference · partner-api</title>"),
+        "{html}"
+    );
+    assert!(html.contains("<h1>partner-api reference</h1>"), "{html}");
+    for link in [
+        "href=\"errors\"",
+        "href=\"changelog\"",
+        "href=\"../openapi/v1.yaml\"",
+        "href=\"../openapi/v1.json\"",
+        "href=\"../openapi/v1.oas30.yaml\"",
+        "href=\"../openapi/v1.oas30.json\"",
+        "<script src=\"swagger-ui-bundle.js\"></script>",
+        "<script src=\"reference.js\"></script>",
+    ] {
+        assert!(html.contains(link), "the page lacks {link}");
+    }
+    assert!(
+        !html.contains("<script>") && !html.contains("<style"),
+        "inline code breaks the CSP"
+    );
+    assert!(
+        !html.contains("http://") && !html.contains("https://"),
+        "{html}"
+    );
+
+    let script = app.get("/docs/reference.js").await;
+    assert_eq!(script.status, 200);
+    assert_eq!(script.header("content-type"), "text/javascript");
+    let script = script.text();
+    for setting in [
+        r#"url: "../openapi/v1.json""#,
+        r#"layout: "BaseLayout""#,
+        "tryItOutEnabled: true",
+        "requestSnippetsEnabled: true",
+        "validatorUrl: null",
+    ] {
+        assert!(script.contains(setting), "reference.js lacks {setting}");
+    }
+    // The standalone preset draws the "Explore" bar; the page does not load it.
+    assert!(!script.contains("StandalonePreset"));
+    assert_eq!(
+        app.get("/docs/swagger-ui-standalone-preset.js")
+            .await
+            .status,
+        404
+    );
+
+    let redirect = app.get("/docs").await;
+    assert_eq!(redirect.status, 308);
+    assert_eq!(redirect.header("location"), "docs/");
+}
+
+#[actix_web::test]
+async fn static_files_are_compressed_when_accepted_and_answered_304_when_unchanged() {
+    let app = spawn_app().await;
+    let plain = app.get("/docs/swagger-ui-bundle.js").await;
+    assert_eq!(plain.status, 200);
+    assert_eq!(plain.header("content-type"), "text/javascript");
+    assert_eq!(plain.header("cache-control"), "public, max-age=3600");
+    assert_eq!(plain.header("vary"), "accept-encoding");
+    assert!(plain.headers.get("content-encoding").is_none());
+    assert!(plain.body.len() > 500_000, "{} bytes", plain.body.len());
+
+    let gzip = app
+        .send(
+            app.request("GET", "/docs/swagger-ui-bundle.js")
+                .header("accept-encoding", "gzip, br"),
+        )
+        .await;
+    assert_eq!(gzip.status, 200);
+    assert_eq!(gzip.header("content-encoding"), "gzip");
+    assert_eq!(gzip.header("vary"), "accept-encoding");
+    assert!(
+        gzip.body.len() * 2 < plain.body.len(),
+        "gzip saves less than half"
+    );
+    assert_eq!(gunzip(&gzip.body), plain.body);
+    assert_ne!(
+        gzip.header("etag"),
+        plain.header("etag"),
+        "one validator per representation"
+    );
+
+    let refused = app
+        .send(
+            app.request("GET", "/docs/swagger-ui-bundle.js")
+                .header("accept-encoding", "gzip;q=0"),
+        )
+        .await;
+    assert!(refused.headers.get("content-encoding").is_none());
+    assert_eq!(refused.body, plain.body);
+
+    for (encoding, first) in [("identity", &plain), ("gzip", &gzip)] {
+        let again = app
+            .send(
+                app.request("GET", "/docs/swagger-ui-bundle.js")
+                    .header("accept-encoding", encoding)
+                    .header("if-none-match", first.header("etag")),
+            )
+            .await;
+        assert_eq!(again.status, 304, "{encoding}");
+        assert!(again.body.is_empty());
+        assert_eq!(again.header("etag"), first.header("etag"));
+        assert_eq!(again.header("cache-control"), "public, max-age=3600");
+    }
+    let stale = app
+        .send(
+            app.request("GET", "/docs/swagger-ui-bundle.js")
+                .header("if-none-match", "\"other\""),
+        )
+        .await;
+    assert_eq!(stale.status, 200);
+    assert_eq!(stale.body, plain.body);
+
+    // Images are compressed already: one representation, no Vary.
+    let icon = app
+        .send(
+            app.request("GET", "/docs/favicon-32x32.png")
+                .header("accept-encoding", "gzip"),
+        )
+        .await;
+    assert_eq!(icon.status, 200);
+    assert_eq!(icon.header("content-type"), "image/png");
+    assert!(icon.headers.get("content-encoding").is_none());
+    assert!(icon.headers.get("vary").is_none());
+}
+
+#[actix_web::test]
+async fn pages_and_documents_are_revalidated_and_the_api_is_never_cached() {
+    let app = spawn_app().await;
+    for path in [
+        docs::REFERENCE_PATH,
+        docs::ERRORS_PATH,
+        docs::CHANGELOG_PATH,
+        docs::OAS30_JSON_PATH,
+    ] {
+        let first = app.get(path).await;
+        assert_eq!(first.header("cache-control"), "no-cache", "{path}");
+        let again = app
+            .send(
+                app.request("GET", path)
+                    .header("if-none-match", first.header("etag")),
+            )
+            .await;
+        assert_eq!(again.status, 304, "{path}");
+    }
+    let ping = app.get("/v1/ping").await;
+    assert_eq!(ping.header("cache-control"), "no-store");
+    assert!(ping.headers.get("etag").is_none());
+    let missing = app.get("/docs/nothing-here.js").await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.header("cache-control"), "no-store");
+    assert_eq!(missing.json()["error"]["code"], "resource_missing");
+}
+
+#[actix_web::test]
+async fn every_html_page_forbids_other_origins_and_framing() {
+    let app = spawn_app().await;
+    for path in [
+        docs::REFERENCE_PATH,
+        docs::ERRORS_PATH,
+        docs::CHANGELOG_PATH,
+    ] {
+        let page = app.get(path).await;
+        assert_eq!(
+            page.header("content-security-policy"),
+            CONTENT_SECURITY_POLICY,
+            "{path}"
+        );
+        assert_eq!(page.header("x-frame-options"), "DENY", "{path}");
+        let html = page.text();
+        assert!(
+            html.contains("<link rel=\"stylesheet\" href=\"docs.css\">"),
+            "{path}"
+        );
+        assert!(
+            !html.contains("<style") && !html.contains("<script>"),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        CONTENT_SECURITY_POLICY,
+        "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; \
+         form-action 'none'; frame-ancestors 'none'"
+    );
+}
+
+#[test]
+fn committed_rendition_is_what_the_code_emits() {
+    let committed = std::fs::read_to_string(OAS30_PATH).unwrap();
+    let emitted = openapi::oas30::to_yaml(&openapi::document());
+    if committed != emitted {
+        let diff = similar::TextDiff::from_lines(&committed, &emitted)
+            .unified_diff()
+            .header("openapi/v1.oas30.yaml (committed)", "emitted by the code")
+            .to_string();
+        panic!(
+            "openapi/v1.oas30.yaml differs from what the code emits:\n\n{diff}\n\
+             If the change is intended, run `scripts/update-openapi` and commit the result."
+        );
+    }
+}
+
+#[actix_web::test]
+async fn the_server_serves_the_committed_rendition() {
+    let app = spawn_app().await;
+    let committed = std::fs::read_to_string(OAS30_PATH).unwrap();
+    let yaml = app.get(docs::OAS30_YAML_PATH).await;
+    assert_eq!(yaml.status, 200);
+    assert_eq!(yaml.header("content-type"), "application/yaml");
+    assert!(
+        yaml.text() == committed,
+        "the served rendition differs from the committed one"
+    );
+    let json: TestResponse = app.get(docs::OAS30_JSON_PATH).await;
+    assert_eq!(json.header("content-type"), "application/json");
+    let from_yaml: serde_json::Value = yaml_serde::from_str(&committed).unwrap();
+    assert_eq!(json.json(), from_yaml);
+    assert_eq!(json.json()["openapi"], "3.0.3");
+}
+
+#[actix_web::test]
+async fn the_changelog_lists_every_recorded_release() {
+    let app = spawn_app().await;
+    let page = app.get(docs::CHANGELOG_PATH).await;
+    assert_eq!(page.status, 200);
+    let html = page.text();
+    assert!(html.contains("<title>Changelog · partner-api</title>"));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(CHANGELOG_RECORD).unwrap()).unwrap();
+    for release in record["releases"].as_array().unwrap() {
+        let date = release["date"].as_str().unwrap();
+        assert!(html.contains(&format!("<section id=\"{date}\">")), "{date}");
+        for change in release["changes"].as_array().unwrap() {
+            let line = format!("<li><code>{}</code></li>", change.as_str().unwrap());
+            assert!(html.contains(&line), "{line}");
+        }
+    }
+}
