@@ -1,8 +1,13 @@
 // Drives Debian's Chromium (headless, playwright-core) through the hosted reference as a
-// partner would: /docs lists ping with its summary, "Try it out" then "Execute" shows 200 with
-// pong true and the service-request-id header, /docs/errors shows every code and
-// /docs/errors#rate_limited scrolls to it. Fails on any console error and on any request that
-// leaves the server's origin (the reference must work on a network without internet).
+// partner would: /docs/ is titled and headed with the service's name, has no "Explore" bar and
+// links the error pages, the changelog and both OpenAPI documents (each answering 200); it lists
+// ping with its summary, and "Execute" works at once (try-it-out is on from the first load),
+// showing 200 with pong true, the service-request-id header and the curl snippet of the
+// request. /docs/errors shows every code and /docs/errors#rate_limited scrolls to it. A repeat
+// visit of /docs/ comes from the browser's cache or 304s: the bytes transferred are counted and
+// must be under a twentieth of the first visit's. Fails on any console error (a breach of the
+// Content-Security-Policy is one) and on any request that leaves the server's origin (the
+// reference must work on a network without internet).
 // Screenshots go to target/browser/ for a person to look at.
 // Usage: node check-reference.mjs <origin> <screenshot dir> <code> [<code> ...]
 import { chromium } from "playwright-core";
@@ -32,9 +37,8 @@ async function expectVisible(page, locator, what) {
   }
 }
 
-try {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const page = await context.newPage();
+// Records console errors, page errors and requests that leave the origin.
+function watch(page) {
   page.on("console", (message) => {
     if (message.type() === "error") problems.push(`console error: ${message.text()}`);
   });
@@ -45,25 +49,90 @@ try {
       problems.push(`request left the origin: ${request.url()}`);
     }
   });
+}
 
-  // The reference lists ping with its summary.
+// Counts the bytes the page receives over the network (headers and bodies as sent, so a cache
+// hit counts 0 and a 304 only its headers), and how each response was served.
+async function countTransfer(context, page) {
+  const session = await context.newCDPSession(page);
+  await session.send("Network.enable");
+  let bytes = 0;
+  const served = {};
+  session.on("Network.loadingFinished", (event) => { bytes += event.encodedDataLength; });
+  const count = (how) => { served[how] = (served[how] ?? 0) + 1; };
+  // The status as sent on the wire (a revalidated file is a 304 there, a 200 to the page).
+  session.on("Network.responseReceivedExtraInfo", (event) => count(`${event.statusCode} sent`));
+  session.on("Network.responseReceived", (event) => {
+    if (event.response.fromDiskCache) count("from disk cache");
+  });
+  session.on("Network.requestServedFromCache", () => count("from memory cache"));
+  return {
+    bytes: () => bytes,
+    statuses: () => Object.entries(served).map(([how, times]) => `${times}× ${how}`).join(", "),
+  };
+}
+
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  watch(page);
+
+  // The reference names the service, has no Explore bar, and links what a partner needs.
+  const firstVisit = await countTransfer(context, page);
   await page.goto(`${origin}/docs/`);
   const ping = page.locator("#operations-Utility-ping");
   await expectVisible(page, ping, "the ping operation (#operations-Utility-ping)");
   await expectVisible(page, ping.getByText("Check that the API is reachable"), "ping's summary");
+  await page.waitForLoadState("networkidle");
+  const firstBytes = firstVisit.bytes();
+  const title = await page.title();
+  if (title !== "API reference · partner-api") problems.push(`page title is "${title}"`);
+  const heading = await page.locator("h1").first().innerText();
+  if (heading !== "partner-api reference") problems.push(`page heading is "${heading}"`);
+  if ((await page.locator(".topbar").count()) !== 0) problems.push("the Explore bar is shown");
+  for (const href of ["errors", "changelog", "../openapi/v1.yaml", "../openapi/v1.json",
+    "../openapi/v1.oas30.yaml", "../openapi/v1.oas30.json"]) {
+    const link = page.locator(`nav a[href="${href}"]`);
+    if ((await link.count()) === 0) {
+      problems.push(`no link to ${href}`);
+      continue;
+    }
+    const target = new URL(href, `${origin}/docs/`).toString();
+    const answer = await page.request.get(target);
+    if (answer.status() !== 200) problems.push(`${target} answered ${answer.status()}`);
+  }
   await page.screenshot({ path: path.join(shots, "reference.png"), fullPage: true });
 
-  // Try it out, Execute: 200, pong true, the request id header.
+  // Execute works at once (no "Try it out" click): 200, pong true, the request id header, and
+  // the curl snippet of the request.
   await ping.locator(".opblock-summary").first().click();
-  await expectVisible(page, ping.getByRole("button", { name: "Try it out" }), "Try it out");
-  await ping.getByRole("button", { name: "Try it out" }).click();
-  await expectVisible(page, ping.getByRole("button", { name: "Execute" }), "Execute");
+  await expectVisible(page, ping.getByRole("button", { name: "Execute" }), "Execute, without Try it out");
   await ping.getByRole("button", { name: "Execute" }).click();
   const live = ping.locator(".live-responses-table");
   await expectVisible(page, live.locator(".response-col_status", { hasText: "200" }), "status 200");
   await expectVisible(page, live.getByText('"pong": true'), '"pong": true in the response body');
   await expectVisible(page, live.getByText("service-request-id"), "the service-request-id header");
+  await expectVisible(page, ping.locator(".request-snippets"), "the request snippets");
+  const snippet = await ping.locator(".request-snippets").first().innerText();
+  if (!snippet.includes("curl -X 'GET'") || !snippet.includes(`${origin}/v1/ping`)) {
+    problems.push(`the curl snippet is not the request: ${snippet}`);
+  }
   await page.screenshot({ path: path.join(shots, "try-it-out.png"), fullPage: true });
+
+  // A repeat visit, as a partner coming back: from the cache, or 304s.
+  const again = await context.newPage();
+  watch(again);
+  const repeat = await countTransfer(context, again);
+  await again.goto(`${origin}/docs/`);
+  await expectVisible(again, again.locator("#operations-Utility-ping"), "ping, on the repeat visit");
+  await again.waitForLoadState("networkidle");
+  const repeatBytes = repeat.bytes();
+  console.log(`first visit: ${firstBytes} bytes transferred; repeat visit: ${repeatBytes} bytes ` +
+    `(${repeat.statuses()})`);
+  if (firstBytes < 100000 || repeatBytes * 20 > firstBytes) {
+    problems.push(`the repeat visit transferred ${repeatBytes} bytes of the first visit's ${firstBytes}`);
+  }
+  await again.close();
 
   // The error pages: every code, and the anchor of rate_limited.
   await page.goto(`${origin}/docs/errors`);

@@ -32,10 +32,12 @@ struct Release {
 /// The `/docs/changelog` page: releases newest first.
 pub fn changelog_page() -> String {
     let mut body = String::from(
-        "<h1>Changelog</h1>\n<p>What changed in v1, newest first. Every change listed here is \
-         additive: a client generated from an earlier document keeps working (see <a \
-         href=\"./#/\">the reference</a> for what v1 promises). Changes appear here when they \
-         are released.</p>\n",
+        "<h1>Changelog</h1>\n<p>What changed in v1, newest first, as released. Within v1 every \
+         change is additive, so a client generated from an earlier document keeps working: new \
+         endpoints, new optional parameters, new response fields and headers, new error codes \
+         under the existing types. Nothing is removed or renamed, no parameter becomes \
+         required, no type or format changes and no response enum gains a value; such a change \
+         would ship as a new version path, beside v1.</p>\n",
     );
     match serde_json::from_str::<Record>(RECORD) {
         Ok(record) => {

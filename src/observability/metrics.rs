@@ -143,8 +143,9 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Route templates for the `route` label: the registered patterns, in registration order, then
-/// the reference's own files under `/docs/`; anything else is [`UNMATCHED`].
+/// Route templates for the `route` label: the registered patterns, in registration order (the
+/// documentation's files among them), then any other path under `/docs/` as one label; anything
+/// else is [`UNMATCHED`].
 #[derive(Clone, Debug)]
 pub struct RouteLabels {
     routes: Rc<[(ResourceDef, Arc<str>)]>,
@@ -157,7 +158,7 @@ pub struct RouteIndex(u8);
 const UNMATCHED_INDEX: u8 = u8::MAX;
 const REFERENCE_FILES_INDEX: u8 = u8::MAX - 1;
 
-/// Label of the Swagger UI files served under `/docs/`.
+/// Label of the paths under `/docs/` that no route serves: one label, however many are tried.
 const REFERENCE_FILES: &str = "/docs/{file}";
 
 impl RouteLabels {
