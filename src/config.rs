@@ -14,6 +14,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::client::IpNetwork;
+use crate::conventions::HeaderLimits;
 use crate::observability::logging::LogFormat;
 use crate::rate_limit::redis::RedisUrl;
 use crate::rate_limit::{Quota, RateLimitSettings, StoreSetting};
@@ -127,6 +128,31 @@ pub struct ServerConfig {
           value_parser = clap::value_parser!(u64).range(1..))]
     pub request_head_timeout_ms: u64,
 
+    /// Header fields a request head may have, over HTTP/1.1 and HTTP/2 alike; more get 431
+    /// request_header_too_large. HTTP/1.1's parser refuses more than 96 by itself.
+    #[arg(long, env = "PARTNER_API_MAX_HEADER_FIELDS", default_value_t = 96, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=96))]
+    pub max_header_fields: u32,
+
+    /// Bytes a request's header fields may take, counted as HTTP/2 counts them (each field's
+    /// name and value plus 32), over HTTP/1.1 and HTTP/2 alike; announced to HTTP/2 clients as
+    /// SETTINGS_MAX_HEADER_LIST_SIZE. More get 431. HTTP/1.1's parser refuses a head over
+    /// 128 KiB by itself.
+    #[arg(long, env = "PARTNER_API_MAX_HEADER_BYTES", default_value_t = 128 * 1024, value_name = "BYTES",
+          value_parser = clap::value_parser!(u32).range(1024..=128 * 1024))]
+    pub max_header_bytes: u32,
+
+    /// Streams one HTTP/2 connection may have open at once (nginx's default); announced in
+    /// SETTINGS, and streams beyond it are refused with REFUSED_STREAM.
+    #[arg(long, env = "PARTNER_API_H2_MAX_CONCURRENT_STREAMS", default_value_t = 128, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub h2_max_concurrent_streams: u32,
+
+    /// Milliseconds a client has to complete the TLS handshake before the connection is closed.
+    #[arg(long, env = "PARTNER_API_TLS_HANDSHAKE_TIMEOUT_MS", default_value_t = 3000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub tls_handshake_timeout_ms: u64,
+
     /// Sustained requests per second each client may send to the API (/v1).
     #[arg(long, env = "PARTNER_API_RATE_LIMIT_PER_SECOND", default_value_t = 10, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
@@ -234,6 +260,14 @@ impl ServerConfig {
 
     pub fn keep_alive(&self) -> Option<Duration> {
         (self.keep_alive_secs > 0).then(|| Duration::from_secs(self.keep_alive_secs))
+    }
+
+    /// The header limits every request is held to, on both protocols.
+    pub fn header_limits(&self) -> HeaderLimits {
+        HeaderLimits {
+            fields: self.max_header_fields as usize,
+            bytes: self.max_header_bytes as usize,
+        }
     }
 
     pub fn request_head_timeout(&self) -> Duration {

@@ -21,7 +21,7 @@ use actix_web::Error;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
-use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::uri::Uri;
 use actix_web::http::{Method, StatusCode};
 use futures_util::FutureExt;
@@ -103,10 +103,55 @@ impl DocsBase {
     }
 }
 
+/// How many header fields a request may have and how many bytes they may take, on HTTP/1.1 and
+/// HTTP/2 alike. HTTP/2 announces the byte limit and its `h2` layer refuses a larger header
+/// list before keeping it; the field count, which HTTP/2 has no setting for, and both limits
+/// below the HTTP/1.1 parser's own (96 fields, 128 KiB) are held here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeaderLimits {
+    pub fields: usize,
+    /// Counted as HTTP/2 counts a header list (RFC 9113, 6.5.2): each field's name and value
+    /// plus 32 bytes.
+    pub bytes: usize,
+}
+
+impl HeaderLimits {
+    /// The limits HTTP/1.1's parser applies by itself.
+    pub const HTTP1: HeaderLimits = HeaderLimits {
+        fields: 96,
+        bytes: 128 * 1024,
+    };
+
+    /// The 431 for `headers`, when they are over a limit.
+    pub fn check(&self, headers: &HeaderMap) -> Option<ApiError> {
+        if headers.len() > self.fields {
+            return Some(
+                ApiError::new(ErrorCode::RequestHeaderTooLarge).with_message(format!(
+                    "The request has {} header fields; at most {} are accepted.",
+                    headers.len(),
+                    self.fields
+                )),
+            );
+        }
+        let bytes: usize = headers
+            .iter()
+            .map(|(name, value)| name.as_str().len() + value.len() + 32)
+            .sum();
+        (bytes > self.bytes).then(|| {
+            ApiError::new(ErrorCode::RequestHeaderTooLarge).with_message(format!(
+                "The request's header fields take {bytes} bytes (each field's name and value \
+                 plus 32); at most {} are accepted.",
+                self.bytes
+            ))
+        })
+    }
+}
+
 /// The middleware factory; see the module documentation.
 #[derive(Clone)]
 pub struct RequestConventions {
     docs_base: DocsBase,
+    header_limits: HeaderLimits,
     clients: ClientResolver,
     rate_limits: RateLimits,
     hsts: Option<HeaderValue>,
@@ -118,6 +163,7 @@ impl RequestConventions {
     /// `hsts` is the `Strict-Transport-Security` value to send, when serving HTTPS.
     pub fn new(
         docs_base: DocsBase,
+        header_limits: HeaderLimits,
         clients: ClientResolver,
         rate_limits: RateLimits,
         hsts: Option<HeaderValue>,
@@ -125,6 +171,7 @@ impl RequestConventions {
     ) -> Self {
         RequestConventions {
             docs_base,
+            header_limits,
             clients,
             rate_limits,
             hsts,
@@ -149,6 +196,7 @@ where
             service: Rc::new(service),
             parts: Rc::new(Parts {
                 docs_base: self.docs_base.clone(),
+                header_limits: self.header_limits,
                 clients: self.clients.clone(),
                 // Built here, on the worker: a shared store is reached through a
                 // connection of the worker's own.
@@ -172,6 +220,7 @@ pub struct RequestConventionsMiddleware<S> {
 /// What the middleware of one worker works with.
 struct Parts {
     docs_base: DocsBase,
+    header_limits: HeaderLimits,
     clients: ClientResolver,
     rate_limits: WorkerLimits,
     hsts: Option<HeaderValue>,
@@ -255,15 +304,22 @@ where
         client,
         trace_id: trace_id_to_log(&request),
     };
+    let too_large = parts.header_limits.check(request.headers());
     Box::pin(async move {
         let metrics = parts.metrics.as_deref();
         let _in_flight = parts.metrics.as_ref().map(|metrics| metrics.in_flight());
         let hsts = parts.hsts.clone();
         // The inner call is made inside the guarded future so that a panic in its
-        // synchronous part (routing) is caught as well.
-        let outcome = AssertUnwindSafe(async move { service.call(request).await })
-            .catch_unwind()
-            .await;
+        // synchronous part (routing) is caught as well. A request over the header limits is
+        // not routed.
+        let outcome = match too_large {
+            Some(error) => Ok(Err(error.into())),
+            None => {
+                AssertUnwindSafe(async move { service.call(request).await })
+                    .catch_unwind()
+                    .await
+            }
+        };
         let failure = match outcome {
             Ok(Ok(response)) => {
                 let mut response = if response.status().as_u16() < 400 {

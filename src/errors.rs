@@ -79,6 +79,8 @@ pub enum ErrorCode {
     ContentTypeUnsupported,
     /// The request body is larger than the service accepts.
     PayloadTooLarge,
+    /// The request's header fields are more, or larger, than the service accepts.
+    RequestHeaderTooLarge,
     /// The request could not be read as an HTTP request the service understands.
     RequestInvalid,
     /// Too many requests from this client.
@@ -104,7 +106,7 @@ pub struct CodeSpec {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 11] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::ResourceMissing,
         ErrorCode::MethodNotAllowed,
         ErrorCode::ParameterUnknown,
@@ -113,6 +115,7 @@ impl ErrorCode {
         ErrorCode::JsonInvalid,
         ErrorCode::ContentTypeUnsupported,
         ErrorCode::PayloadTooLarge,
+        ErrorCode::RequestHeaderTooLarge,
         ErrorCode::RequestInvalid,
         ErrorCode::RateLimited,
         ErrorCode::InternalError,
@@ -198,6 +201,17 @@ impl ErrorCode {
                        operator configured otherwise). The message gives the limit.",
                 client_action: "Do not retry unchanged. Send a smaller body.",
             },
+            ErrorCode::RequestHeaderTooLarge => &CodeSpec {
+                code: "request_header_too_large",
+                status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                error_type: InvalidRequestError,
+                default_message: "The request's header fields are too large.",
+                when: "The request has more header fields, or larger ones, than the service \
+                       accepts (96 fields and 128 KiB unless the operator configured \
+                       otherwise), over HTTP/1.1 and HTTP/2 alike. The message gives the limit.",
+                client_action: "Do not retry unchanged. Send fewer or smaller header fields \
+                                (large cookies are the usual cause).",
+            },
             ErrorCode::RequestInvalid => &CodeSpec {
                 code: "request_invalid",
                 status: StatusCode::BAD_REQUEST,
@@ -245,6 +259,7 @@ impl ErrorCode {
             StatusCode::NOT_FOUND => ErrorCode::ResourceMissing,
             StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
             StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => ErrorCode::RequestHeaderTooLarge,
             StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::ContentTypeUnsupported,
             StatusCode::TOO_MANY_REQUESTS => ErrorCode::RateLimited,
             s if s.is_client_error() => ErrorCode::RequestInvalid,
@@ -749,6 +764,7 @@ mod tests {
             ErrorCode::ResourceMissing,
             ErrorCode::MethodNotAllowed,
             ErrorCode::PayloadTooLarge,
+            ErrorCode::RequestHeaderTooLarge,
             ErrorCode::ContentTypeUnsupported,
             ErrorCode::RateLimited,
             ErrorCode::InternalError,

@@ -23,7 +23,7 @@ use utoipa_actix_web::AppExt;
 
 use crate::client::ClientResolver;
 use crate::config::ServerConfig;
-use crate::conventions::{DocsBase, RequestConventions};
+use crate::conventions::{DocsBase, HeaderLimits, RequestConventions};
 use crate::docs;
 use crate::extract::BodyLimit;
 use crate::observability::admin::{self, AdminState, Readiness};
@@ -37,6 +37,7 @@ use crate::tls::{CertificateStore, TlsError};
 #[derive(Clone)]
 pub struct AppSettings {
     pub docs_base: DocsBase,
+    pub header_limits: HeaderLimits,
     /// `Strict-Transport-Security` value, sent on every response when serving HTTPS.
     pub hsts: Option<HeaderValue>,
     pub body_limit: BodyLimit,
@@ -77,6 +78,7 @@ pub fn app(
         .default_service(actix_web::dev::fn_service(fallback))
         .wrap(RequestConventions::new(
             settings.docs_base,
+            settings.header_limits,
             settings.clients,
             settings.rate_limits,
             settings.hsts,
@@ -155,6 +157,7 @@ impl Application {
             _ => None,
         };
         let bind_error = |error| StartupError::Bind(config.bind, error);
+        docs::prepare();
         let listener = listen(config.bind).map_err(bind_error)?;
         let local_addr = listener.local_addr().map_err(bind_error)?;
         let admin_listener = match config.admin_bind.0 {
@@ -183,6 +186,7 @@ impl Application {
             .map(|_| Metrics::new(rate_limits.clone(), certificates.clone()));
         let settings = AppSettings {
             docs_base: docs_base.clone(),
+            header_limits: config.header_limits(),
             hsts: certificates
                 .as_ref()
                 .filter(|_| config.hsts_max_age_secs > 0)
@@ -207,6 +211,11 @@ impl Application {
                 .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
         )
         .client_request_timeout(config.request_head_timeout())
+        // HTTP/2 held to HTTP/1.1's line (README, "Connection limits"); these two settings
+        // come from the patched actix-web and actix-http under vendor/.
+        .h2_max_concurrent_streams(config.h2_max_concurrent_streams)
+        .h2_max_header_list_size(config.max_header_bytes)
+        .tls_handshake_timeout(Duration::from_millis(config.tls_handshake_timeout_ms))
         .shutdown_timeout(config.shutdown_grace_secs)
         // Signals are handled in `run_until_stopped`: actix-server would stop at once on
         // SIGINT, and both signals must drain in-flight requests.

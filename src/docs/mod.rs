@@ -12,10 +12,12 @@ mod changelog;
 mod pages;
 mod static_file;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
 use actix_web::http::header;
+use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, guard, web};
 
 use crate::errors::ApiError;
@@ -129,10 +131,12 @@ fn render_files() -> HashMap<&'static str, StaticFile> {
                     Some("js") => "text/javascript",
                     _ => "image/png",
                 };
-                files.insert(
-                    path,
-                    StaticFile::new(content_type, Lifetime::Hour, file.bytes.into_owned()),
-                );
+                // The vendored files live in the binary: served from there, not copied.
+                let body = match file.bytes {
+                    Cow::Borrowed(bytes) => Bytes::from_static(bytes),
+                    Cow::Owned(bytes) => Bytes::from(bytes),
+                };
+                files.insert(path, StaticFile::new(content_type, Lifetime::Hour, body));
             }
             // Not in this build of Swagger UI: the path answers 404 like any unknown one, and
             // a test names the file.
@@ -140,6 +144,21 @@ fn render_files() -> HashMap<&'static str, StaticFile> {
         }
     }
     files
+}
+
+/// Renders and compresses the files on a thread of their own, so that neither the first
+/// visitor nor a worker's other requests wait for it (gzip of Swagger UI's script takes a
+/// tenth of a second), and the memory they take is there from the start rather than appearing
+/// with the first visit.
+pub fn prepare() {
+    if std::thread::Builder::new()
+        .name("docs-render".to_owned())
+        .spawn(|| LazyLock::force(&FILES))
+        .is_err()
+    {
+        // No thread to spare: the first request renders them instead.
+        log::warn!("could not start the thread that renders the documentation");
+    }
 }
 
 /// Mounts every path of [`PATHS`].

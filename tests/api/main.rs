@@ -8,6 +8,7 @@ mod conventions;
 mod docs;
 mod faults;
 mod helpers;
+mod http2;
 mod ping;
 mod process;
 mod rate_limit;

@@ -170,6 +170,37 @@ impl ServiceConfigBuilder {
         self
     }
 
+    /// Sets the maximum number of concurrent streams a peer may open on an HTTP/2 connection,
+    /// announced as `SETTINGS_MAX_CONCURRENT_STREAMS`; streams beyond it are refused with
+    /// `REFUSED_STREAM`.
+    ///
+    /// By default no limit is announced (the `h2` crate's default).
+    pub fn h2_max_concurrent_streams(mut self, max: u32) -> Self {
+        self.inner.h2_max_concurrent_streams = Some(max);
+        self
+    }
+
+    /// Sets the maximum size of a request's header list on HTTP/2 connections, announced as
+    /// `SETTINGS_MAX_HEADER_LIST_SIZE` (RFC 9113, 6.5.2: names and values plus 32 bytes per
+    /// field); a larger request is answered `431` and its stream reset before its headers are
+    /// kept.
+    ///
+    /// By default the `h2` crate's limit of 16MiB applies.
+    pub fn h2_max_header_list_size(mut self, max: u32) -> Self {
+        self.inner.h2_max_header_list_size = Some(max);
+        self
+    }
+
+    pub(crate) fn h2_limits(
+        mut self,
+        max_concurrent_streams: Option<u32>,
+        max_header_list_size: Option<u32>,
+    ) -> Self {
+        self.inner.h2_max_concurrent_streams = max_concurrent_streams;
+        self.inner.h2_max_header_list_size = max_header_list_size;
+        self
+    }
+
     /// Builds a [`ServiceConfig`] from this [`ServiceConfigBuilder`] instance
     pub fn build(self) -> ServiceConfig {
         ServiceConfig(Rc::new(self.inner))
@@ -193,6 +224,8 @@ struct Inner {
     h1_write_buffer_size: usize,
     h2_conn_window_size: u32,
     h2_stream_window_size: u32,
+    h2_max_concurrent_streams: Option<u32>,
+    h2_max_header_list_size: Option<u32>,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
 }
 
@@ -210,6 +243,8 @@ impl Default for Inner {
             h1_write_buffer_size: DEFAULT_H1_WRITE_BUFFER_SIZE,
             h2_conn_window_size: DEFAULT_H2_CONN_WINDOW_SIZE,
             h2_stream_window_size: DEFAULT_H2_STREAM_WINDOW_SIZE,
+            h2_max_concurrent_streams: None,
+            h2_max_header_list_size: None,
             graceful_shutdown_signal: None,
         }
     }
@@ -236,6 +271,8 @@ impl ServiceConfig {
             h1_write_buffer_size: DEFAULT_H1_WRITE_BUFFER_SIZE,
             h2_conn_window_size: DEFAULT_H2_CONN_WINDOW_SIZE,
             h2_stream_window_size: DEFAULT_H2_STREAM_WINDOW_SIZE,
+            h2_max_concurrent_streams: None,
+            h2_max_header_list_size: None,
             graceful_shutdown_signal: None,
         }))
     }
@@ -321,6 +358,16 @@ impl ServiceConfig {
     /// HTTP/2 initial connection-level flow control window size (in bytes).
     pub fn h2_initial_connection_window_size(&self) -> u32 {
         self.0.h2_conn_window_size
+    }
+
+    /// HTTP/2 maximum concurrent streams per connection, if one is set.
+    pub fn h2_max_concurrent_streams(&self) -> Option<u32> {
+        self.0.h2_max_concurrent_streams
+    }
+
+    /// HTTP/2 maximum request header list size, if one is set.
+    pub fn h2_max_header_list_size(&self) -> Option<u32> {
+        self.0.h2_max_header_list_size
     }
 
     pub(crate) fn now(&self) -> Instant {

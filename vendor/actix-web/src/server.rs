@@ -36,6 +36,8 @@ struct Config {
     h1_write_buffer_size: Option<usize>,
     h2_initial_window_size: Option<u32>,
     h2_initial_connection_window_size: Option<u32>,
+    h2_max_concurrent_streams: Option<u32>,
+    h2_max_header_list_size: Option<u32>,
     #[allow(dead_code)] // only dead when no TLS features are enabled
     tls_handshake_timeout: Option<Duration>,
 }
@@ -130,6 +132,8 @@ where
                 h1_write_buffer_size: None,
                 h2_initial_window_size: None,
                 h2_initial_connection_window_size: None,
+                h2_max_concurrent_streams: None,
+                h2_max_header_list_size: None,
                 tls_handshake_timeout: None,
             })),
             backlog: 1024,
@@ -362,6 +366,24 @@ where
         CB: Fn(&dyn Any, &mut Extensions) + Send + Sync + 'static,
     {
         self.on_connect_fn = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets the maximum number of concurrent streams per HTTP/2 connection, announced to the
+    /// peer; streams beyond it are refused.
+    ///
+    /// By default no limit is announced.
+    pub fn h2_max_concurrent_streams(self, max: u32) -> Self {
+        self.config.lock().unwrap().h2_max_concurrent_streams = Some(max);
+        self
+    }
+
+    /// Sets the maximum request header list size on HTTP/2 connections, announced to the peer;
+    /// a larger request is answered `431`.
+    ///
+    /// By default the `h2` crate's limit of 16MiB applies.
+    pub fn h2_max_header_list_size(self, max: u32) -> Self {
+        self.config.lock().unwrap().h2_max_header_list_size = Some(max);
         self
     }
 
@@ -678,6 +700,14 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
+                    if let Some(max) = cfg.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = cfg.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc =
                             svc.on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext))
@@ -743,6 +773,14 @@ where
 
                     if let Some(val) = cfg.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
+                    }
+
+                    if let Some(max) = cfg.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = cfg.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -845,6 +883,14 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc = svc
                             .on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext));
@@ -916,6 +962,14 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
+                    }
+
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1007,6 +1061,14 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc = svc
                             .on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext));
@@ -1094,6 +1156,14 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
+                    }
+
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1184,6 +1254,14 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
+                    }
+
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {

@@ -1,4 +1,5 @@
 use std::{
+    cell::Cell,
     cmp,
     error::Error as StdError,
     future::Future,
@@ -7,6 +8,7 @@ use std::{
     pin::{pin, Pin},
     rc::Rc,
     task::{Context, Poll},
+    time::Instant,
 };
 
 use actix_codec::{AsyncRead, AsyncWrite};
@@ -42,6 +44,13 @@ pin_project! {
         config: ServiceConfig,
         peer_addr: Option<net::SocketAddr>,
         ping_pong: Option<H2PingPong>,
+        // Streams whose response is not finished yet, and when the last one finished: a
+        // connection without streams for the keep-alive time is closed, like an idle HTTP/1.1
+        // connection.
+        open_streams: Rc<Cell<usize>>,
+        last_active: Rc<Cell<Instant>>,
+        // GOAWAY is sent; the connection ends when its streams do, or a keep-alive period later.
+        closing: bool,
         _phantom: PhantomData<B>
     }
 }
@@ -77,6 +86,9 @@ where
             connection: conn,
             conn_data: conn_data.0.map(Rc::new),
             ping_pong,
+            open_streams: Rc::new(Cell::new(0)),
+            last_active: Rc::new(Cell::new(Instant::now())),
+            closing: false,
             _phantom: PhantomData,
         }
     }
@@ -130,6 +142,9 @@ where
 
                     let fut = this.flow.service.call(req);
                     let config = this.config.clone();
+                    let open_streams = Rc::clone(&this.open_streams);
+                    let last_active = Rc::clone(&this.last_active);
+                    open_streams.set(open_streams.get() + 1);
 
                     // multiplex request handling with spawn task
                     tokio::task::spawn_local(async move {
@@ -141,6 +156,9 @@ where
                                 handle_response(res, tx, config, head_req).await
                             }
                         };
+
+                        open_streams.set(open_streams.get() - 1);
+                        last_active.set(Instant::now());
 
                         // log error.
                         if let Err(err) = res {
@@ -182,6 +200,24 @@ where
                             // wait for next timing of ping-pong. Therefore, at this point it serves
                             // as an interval instead.
                             ready!(ping_pong.timer.as_mut().poll(cx));
+
+                            if this.closing {
+                                // GOAWAY went out a keep-alive period ago and the peer has not
+                                // finished: drop the connection.
+                                return Poll::Ready(Ok(()));
+                            }
+                            let keep_alive = this.config.keep_alive().duration().unwrap();
+                            let now = this.config.now();
+                            if this.open_streams.get() == 0
+                                && now >= this.last_active.get() + keep_alive
+                            {
+                                // Idle for the keep-alive time: GOAWAY, then poll the
+                                // connection so that it goes out and the connection ends.
+                                this.connection.graceful_shutdown();
+                                this.closing = true;
+                                ping_pong.timer.as_mut().reset((now + keep_alive).into());
+                                break;
+                            }
 
                             ping_pong.ping_pong.send_ping(Ping::opaque())?;
 

@@ -1,0 +1,188 @@
+//! HTTP/2 held to the limits of HTTP/1.1 (README, "Connection limits"): the settings the
+//! server announces, the header limits on both protocols, and idle connections closed. The
+//! abuse that needs raw frames (floods, rapid reset, a zero window) is in `scripts/soak`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::Version;
+use rustls::pki_types::{CertificateDer, ServerName, pem::PemObject};
+use tokio::net::TcpStream;
+
+use crate::helpers::{TestApp, spawn_app_with};
+use crate::tls::TestPki;
+
+async fn tls_app_with(
+    pki: &TestPki,
+    configure: impl FnOnce(&mut partner_api::config::ServerConfig),
+) -> TestApp {
+    let (cert, key) = (pki.cert_path.clone(), pki.key_path.clone());
+    spawn_app_with(move |config| {
+        config.tls_cert = Some(cert);
+        config.tls_key = Some(key);
+        configure(config);
+    })
+    .await
+}
+
+/// An HTTP/2 connection of the `h2` crate's client, over TLS trusting the test CA.
+async fn h2_connect(
+    pki: &TestPki,
+    app: &TestApp,
+) -> (
+    h2::client::SendRequest<bytes::Bytes>,
+    h2::client::Connection<tokio_rustls::client::TlsStream<TcpStream>, bytes::Bytes>,
+) {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(CertificateDer::from_pem_file(&pki.ca_path).unwrap())
+        .unwrap();
+    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let tcp = TcpStream::connect(app.local_addr).await.unwrap();
+    let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    h2::client::handshake(tls).await.unwrap()
+}
+
+fn ping_request(app: &TestApp) -> http::Request<()> {
+    http::Request::get(format!(
+        "https://localhost:{}/v1/ping",
+        app.local_addr.port()
+    ))
+    .body(())
+    .unwrap()
+}
+
+/// `GET /v1/ping` on `connection`, driven until answered 200; returns the client handle, which
+/// keeps the connection open while it lives.
+async fn ping_on(
+    client: h2::client::SendRequest<bytes::Bytes>,
+    connection: &mut h2::client::Connection<
+        tokio_rustls::client::TlsStream<TcpStream>,
+        bytes::Bytes,
+    >,
+    app: &TestApp,
+) -> h2::client::SendRequest<bytes::Bytes> {
+    let mut client = client.ready().await.unwrap();
+    let (response, _) = client.send_request(ping_request(app), true).unwrap();
+    tokio::select! {
+        response = response => assert_eq!(response.unwrap().status(), 200),
+        _ = &mut *connection => panic!("the connection ended"),
+    }
+    client
+}
+
+#[actix_web::test]
+async fn the_server_announces_its_stream_limit_and_answers_within_it() {
+    let pki = TestPki::new("h2-settings");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let (client, mut connection) = h2_connect(&pki, &app).await;
+    // The server's SETTINGS arrive once the connection is driven.
+    let _client = ping_on(client, &mut connection, &app).await;
+    assert_eq!(connection.max_concurrent_send_streams(), 128);
+}
+
+#[actix_web::test]
+async fn an_operator_sets_the_stream_limit() {
+    let pki = TestPki::new("h2-streams");
+    let app = tls_app_with(&pki, |config| config.h2_max_concurrent_streams = 7).await;
+    let (client, mut connection) = h2_connect(&pki, &app).await;
+    let _client = ping_on(client, &mut connection, &app).await;
+    assert_eq!(connection.max_concurrent_send_streams(), 7);
+}
+
+#[actix_web::test]
+async fn too_many_header_fields_get_431_on_both_protocols() {
+    let pki = TestPki::new("h2-fields");
+    let app = tls_app_with(&pki, |config| config.max_header_fields = 20).await;
+    for (http1_only, version) in [(true, Version::HTTP_11), (false, Version::HTTP_2)] {
+        let client = pki.client(&app, http1_only);
+        let url = format!("https://localhost:{}/v1/ping", app.local_addr.port());
+        let mut request = client.get(&url);
+        for index in 0..25 {
+            request = request.header(format!("x-field-{index}"), "v");
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.version(), version);
+        assert_eq!(response.status().as_u16(), 431);
+        assert_eq!(response.headers()["content-type"], "application/json");
+        assert_eq!(response.headers()["cache-control"], "no-store");
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "request_header_too_large");
+        assert_eq!(body["error"]["type"], "invalid_request_error");
+        // reqwest adds accept and, on HTTP/1.1, host.
+        let sent = if http1_only { 27 } else { 26 };
+        assert_eq!(
+            body["error"]["message"],
+            format!("The request has {sent} header fields; at most 20 are accepted.")
+        );
+        let fine = client.get(&url).header("x-one", "v").send().await.unwrap();
+        assert_eq!(fine.status().as_u16(), 200, "{version:?}");
+    }
+}
+
+#[actix_web::test]
+async fn header_bytes_over_the_limit_are_refused_on_both_protocols() {
+    let pki = TestPki::new("h2-bytes");
+    let app = tls_app_with(&pki, |config| config.max_header_bytes = 4096).await;
+    for (http1_only, version) in [(true, Version::HTTP_11), (false, Version::HTTP_2)] {
+        let client = pki.client(&app, http1_only);
+        let url = format!("https://localhost:{}/v1/ping", app.local_addr.port());
+        let response = client
+            .get(&url)
+            .header("x-big", "v".repeat(5000))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.version(), version);
+        assert_eq!(response.status().as_u16(), 431, "{version:?}");
+        if http1_only {
+            // The middleware's answer, in the contract's shape.
+            let body: serde_json::Value = response.json().await.unwrap();
+            assert_eq!(body["error"]["code"], "request_header_too_large");
+        } else {
+            // HTTP/2: the h2 layer answers before the headers are kept, without a body.
+            assert_eq!(response.bytes().await.unwrap().len(), 0);
+        }
+        let fine = client
+            .get(&url)
+            .header("x-small", "v".repeat(2000))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(fine.status().as_u16(), 200, "{version:?}");
+    }
+}
+
+#[actix_web::test]
+async fn an_idle_http2_connection_is_closed_after_the_keep_alive_time() {
+    let pki = TestPki::new("h2-idle");
+    let app = tls_app_with(&pki, |config| config.keep_alive_secs = 1).await;
+    let (client, mut connection) = h2_connect(&pki, &app).await;
+    // Kept to the end: dropping the last handle would close the connection from this side.
+    let client = ping_on(client, &mut connection, &app).await;
+    // Idle from here: the server sends GOAWAY and the connection ends. Without the close it
+    // would stay open for as long as the client answers PINGs; the bound only keeps the test
+    // from hanging.
+    // The server ends it after GOAWAY; the client may see that as a clean end or, when it was
+    // still writing its last PING acknowledgement, as a broken pipe.
+    let ended = tokio::time::timeout(Duration::from_secs(10), connection).await;
+    assert!(
+        ended.is_ok(),
+        "the idle connection is still open after 10 s"
+    );
+    assert!(
+        client.ready().await.is_err(),
+        "the server sent GOAWAY: no new stream"
+    );
+}
