@@ -3,7 +3,9 @@
 //! uuid request id) and nothing else: no middleware, no logging, no limiter. `scripts/bench`
 //! compares the full service against it in the same run.
 //!
-//! Usage: `bare_ping [ADDR]` (default 127.0.0.1:8081); one worker per CPU in the affinity mask.
+//! Usage: `bare_ping [ADDR] [CERT KEY]` (default 127.0.0.1:8081); one worker per CPU in the
+//! affinity mask. With a certificate and key (PEM) it serves HTTPS with rustls, as partner-api
+//! does (HTTP/2 and HTTP/1.1 by ALPN), for `scripts/bench --tls`.
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use actix_web::{App, HttpResponse, HttpServer, get};
@@ -28,9 +30,31 @@ async fn main() -> std::io::Result<()> {
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8081".to_owned());
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    HttpServer::new(|| App::new().service(ping))
-        .workers(workers)
-        .bind(addr)?
-        .run()
-        .await
+    let server = HttpServer::new(|| App::new().service(ping)).workers(workers);
+    match (std::env::args().nth(2), std::env::args().nth(3)) {
+        (Some(cert), Some(key)) => server.bind_rustls_0_23(addr, tls_config(&cert, &key)?)?,
+        _ => server.bind(addr)?,
+    }
+    .run()
+    .await
+}
+
+/// rustls with the same provider and protocol versions as partner-api, and its defaults
+/// otherwise (session resumption included).
+fn tls_config(cert: &str, key: &str) -> std::io::Result<rustls::ServerConfig> {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
+    let invalid = |error: rustls::pki_types::pem::Error| {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, error.to_string())
+    };
+    let chain = CertificateDer::pem_file_iter(cert)
+        .map_err(invalid)?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(invalid)?;
+    let key = PrivateKeyDer::from_pem_file(key).map_err(invalid)?;
+    rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+    .and_then(|builder| builder.with_no_client_auth().with_single_cert(chain, key))
+    .map_err(|error| std::io::Error::other(error.to_string()))
 }

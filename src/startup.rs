@@ -157,7 +157,6 @@ impl Application {
             _ => None,
         };
         let bind_error = |error| StartupError::Bind(config.bind, error);
-        docs::prepare();
         let listener = listen(config.bind).map_err(bind_error)?;
         let local_addr = listener.local_addr().map_err(bind_error)?;
         let admin_listener = match config.admin_bind.0 {
