@@ -11,19 +11,37 @@ use partner_api_client::apis::{configuration::Configuration, utility_api};
 use partner_api_client::models as generator_models;
 use progenitor_generated::types as progenitor_types;
 
-/// The status, request id header and body of a request the generated operations cannot make.
-async fn raw(http: &reqwest::Client, method: reqwest::Method, url: &str) -> (u16, String, Vec<u8>) {
-    let response = http
-        .request(method, url)
-        .send()
-        .await
-        .expect("the server answers");
-    let status = response.status().as_u16();
-    let request_id = response.headers()["service-request-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    (status, request_id, response.bytes().await.unwrap().to_vec())
+/// A method ping does not answer (405 `method_not_allowed`) and an unknown path (404
+/// `resource_missing`), each read through `Envelope`, a generated client's error model, whose
+/// code and request id `fields` gives: both must be the ones the server sent.
+async fn check_errors<Envelope: serde::de::DeserializeOwned>(
+    client: &str,
+    base: &str,
+    fields: impl Fn(&Envelope) -> (String, String),
+) {
+    let http = reqwest::Client::new();
+    for (method, path, code, status) in [
+        (reqwest::Method::DELETE, "/ping", "method_not_allowed", 405),
+        (reqwest::Method::GET, "/pings", "resource_missing", 404),
+    ] {
+        let response = http
+            .request(method, format!("{base}{path}"))
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(response.status().as_u16(), status);
+        let sent_id = response.headers()["service-request-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let body = response.bytes().await.unwrap();
+        let envelope: Envelope =
+            serde_json::from_slice(&body).expect("the body is the error object");
+        let (parsed_code, request_id) = fields(&envelope);
+        assert_eq!(parsed_code, code);
+        assert_eq!(request_id, sent_id);
+        println!("ok: {client}: {status} parsed: code {code}, request id {request_id}");
+    }
 }
 
 #[tokio::main(flavor = "current_thread")]
@@ -32,9 +50,6 @@ async fn main() {
         .nth(1)
         .expect("usage: sdk-check <server origin>");
     let base = format!("{origin}/v1");
-    let http = reqwest::Client::new();
-    let refused_url = format!("{base}/ping");
-    let missing_url = format!("{base}/pings");
 
     // progenitor
     let client = progenitor_generated::Client::new(&base);
@@ -42,23 +57,17 @@ async fn main() {
     assert!(ping.pong, "{ping:?}");
     assert_eq!(ping.object, progenitor_types::PingObject::Ping);
     println!("ok: progenitor: ping answered pong {}", ping.pong);
-    for (method, url, code, status) in [
-        (
-            reqwest::Method::DELETE,
-            &refused_url,
-            "method_not_allowed",
-            405,
-        ),
-        (reqwest::Method::GET, &missing_url, "resource_missing", 404),
-    ] {
-        let (answered, request_id, body) = raw(&http, method, url).await;
-        assert_eq!(answered, status);
-        let envelope: progenitor_types::ErrorEnvelope =
-            serde_json::from_slice(&body).expect("the body is the error object");
-        assert_eq!(envelope.error.code.as_str(), code);
-        assert_eq!(envelope.error.request_id.as_str(), request_id);
-        println!("ok: progenitor: {status} parsed: code {code}, request id {request_id}");
-    }
+    check_errors(
+        "progenitor",
+        &base,
+        |envelope: &progenitor_types::ErrorEnvelope| {
+            (
+                envelope.error.code.to_string(),
+                envelope.error.request_id.to_string(),
+            )
+        },
+    )
+    .await;
 
     // openapi-generator, `rust`
     let configuration = Configuration {
@@ -74,23 +83,15 @@ async fn main() {
         "ok: openapi-generator rust: ping answered pong {}",
         ping.pong
     );
-    for (method, url, code, status) in [
-        (
-            reqwest::Method::DELETE,
-            &refused_url,
-            "method_not_allowed",
-            405,
-        ),
-        (reqwest::Method::GET, &missing_url, "resource_missing", 404),
-    ] {
-        let (answered, request_id, body) = raw(&http, method, url).await;
-        assert_eq!(answered, status);
-        let envelope: generator_models::ErrorEnvelope =
-            serde_json::from_slice(&body).expect("the body is the error object");
-        assert_eq!(envelope.error.code, code);
-        assert_eq!(envelope.error.request_id, request_id);
-        println!(
-            "ok: openapi-generator rust: {status} parsed: code {code}, request id {request_id}"
-        );
-    }
+    check_errors(
+        "openapi-generator rust",
+        &base,
+        |envelope: &generator_models::ErrorEnvelope| {
+            (
+                envelope.error.code.clone(),
+                envelope.error.request_id.clone(),
+            )
+        },
+    )
+    .await;
 }
