@@ -73,9 +73,9 @@ impl DocsBase {
         }
     }
 
-    /// The origin for a request with this `Host`, borrowed in pieces: a flood of error
-    /// responses allocates nothing for it.
-    pub(crate) fn resolve<'a>(&'a self, host_header: Option<&'a HeaderValue>) -> DocsOrigin<'a> {
+    /// The origin for a request addressed to `host` (its `Host`, or HTTP/2's `:authority`),
+    /// borrowed in pieces: a flood of error responses allocates nothing for it.
+    pub(crate) fn resolve<'a>(&'a self, host: Option<&'a [u8]>) -> DocsOrigin<'a> {
         match self {
             DocsBase::Fixed { base, plain } => DocsOrigin::from_parts(base, "", *plain),
             DocsBase::OwnOrigin {
@@ -83,8 +83,7 @@ impl DocsBase {
                 listening,
             } => {
                 // Only a plain host[:port] is echoed; anything else falls back to our address.
-                let host = host_header
-                    .map(HeaderValue::as_bytes)
+                let host = host
                     .filter(|host| {
                         !host.is_empty()
                             && host
@@ -300,7 +299,7 @@ where
     let line = RequestLine {
         method: request.method().clone(),
         uri: request.uri().clone(),
-        host: request_host(&request),
+        host_header: request.headers().get(header::HOST).cloned(),
         client,
         trace_id: trace_id_to_log(&request),
     };
@@ -326,7 +325,7 @@ where
                     response.map_into_left_body()
                 } else {
                     let rendered = api_error_for_response(&response, &request_id)
-                        .rendered(&request_id, parts.docs_base.resolve(line.host.as_ref()));
+                        .rendered(&request_id, parts.docs_base.resolve(line.host()));
                     let (request, original) = response.into_parts();
                     ServiceResponse::new(request, rendered.into_response(original))
                         .map_into_right_body()
@@ -357,8 +356,7 @@ where
         };
         // The request is gone (consumed by a failing service or dropped by the unwind), so
         // the answer travels as an error carrying its finished response.
-        let mut response =
-            failure.to_response(&request_id, parts.docs_base.resolve(line.host.as_ref()));
+        let mut response = failure.to_response(&request_id, parts.docs_base.resolve(line.host()));
         set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
         finish(
             metrics,
@@ -385,8 +383,10 @@ impl Parts {
         if let Some(metrics) = &self.metrics {
             metrics.refused(refusal.policy);
         }
-        let host = request_host(&request);
-        let docs = self.docs_base.resolve(host.as_ref());
+        let docs = self.docs_base.resolve(request_host(
+            request.headers().get(header::HOST),
+            request.uri(),
+        ));
         let mut response =
             Rendered::rate_limited(refusal.retry_after_secs, request_id, docs).into_new_response();
         set_convention_headers(
@@ -414,11 +414,11 @@ impl Parts {
 
 /// The host the client addressed. HTTP/2 sends it as `:authority`, which lands in the URI,
 /// not in `Host`.
-fn request_host(request: &ServiceRequest) -> Option<HeaderValue> {
-    request.headers().get(header::HOST).cloned().or_else(|| {
-        let authority = request.uri().authority()?;
-        HeaderValue::from_str(authority.as_str()).ok()
-    })
+fn request_host<'a>(host_header: Option<&'a HeaderValue>, uri: &'a Uri) -> Option<&'a [u8]> {
+    match host_header {
+        Some(host) => Some(host.as_bytes()),
+        None => Some(uri.authority()?.as_str().as_bytes()),
+    }
 }
 
 /// The partner's trace id, when the access line will be written and names it.
@@ -434,12 +434,16 @@ fn trace_id_to_log(request: &ServiceRequest) -> Option<TraceId> {
 struct RequestLine {
     method: Method,
     uri: Uri,
-    host: Option<HeaderValue>,
+    host_header: Option<HeaderValue>,
     client: Option<IpAddr>,
     trace_id: Option<TraceId>,
 }
 
 impl RequestLine {
+    fn host(&self) -> Option<&[u8]> {
+        request_host(self.host_header.as_ref(), &self.uri)
+    }
+
     fn log_fields(&self) -> LogFields<'_> {
         LogFields {
             method: &self.method,
@@ -589,14 +593,12 @@ mod tests {
     #[test]
     fn own_origin_follows_a_valid_host_header_only() {
         let base = DocsBase::own_origin("http", "127.0.0.1:8080".parse().unwrap());
-        let host = HeaderValue::from_static("api.example.test:8443");
         assert_eq!(
-            base.resolve(Some(&host)).to_string(),
+            base.resolve(Some(b"api.example.test:8443")).to_string(),
             "http://api.example.test:8443"
         );
-        let host = HeaderValue::from_static("evil.test/path?x");
         assert_eq!(
-            base.resolve(Some(&host)).to_string(),
+            base.resolve(Some(b"evil.test/path?x")).to_string(),
             "http://127.0.0.1:8080"
         );
         assert_eq!(base.resolve(None).to_string(), "http://127.0.0.1:8080");

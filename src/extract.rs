@@ -67,10 +67,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         // A request without a body (the usual GET) needs no reading, so no boxed future.
         if matches!(payload, Payload::None) {
-            return Either::Left(ready(match from_no_fields() {
-                Some(value) => Ok(Body(value)),
-                None => parse_json(b"{}").map(Body),
-            }));
+            return Either::Left(ready(absent_body().map(Body)));
         }
         let limit = req.app_data::<BodyLimit>().copied().unwrap_or_default().0;
         let declared_json = is_json(req);
@@ -96,8 +93,9 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
                 }
                 bytes.extend_from_slice(&chunk);
             }
+            // Over HTTP/2 every request has a payload stream, so a bodiless GET ends here.
             if bytes.is_empty() {
-                return parse_json(b"{}").map(Body);
+                return absent_body().map(Body);
             }
             if !declared_json {
                 return Err(ApiError::new(ErrorCode::ContentTypeUnsupported));
@@ -114,6 +112,11 @@ fn from_no_fields<T: DeserializeOwned>() -> Option<T> {
     let no_fields =
         MapDeserializer::<_, serde::de::value::Error>::new(std::iter::empty::<(&str, &str)>());
     T::deserialize(no_fields).ok()
+}
+
+/// What an absent or empty body reads as: `{}`, built without the parser when it can be.
+fn absent_body<T: DeserializeOwned>() -> Result<T, ApiError> {
+    from_no_fields().map_or_else(|| parse_json(b"{}"), Ok)
 }
 
 fn is_json(req: &HttpRequest) -> bool {

@@ -31,8 +31,13 @@ impl RequestId {
         std::str::from_utf8(&self.0).expect("request ids are ASCII")
     }
 
+    /// The header value, marked for HTTP/2 (HPACK) as never to be indexed: an id never
+    /// repeats, so adding it to the connection's header table would only push out entries
+    /// that do repeat.
     pub fn to_header_value(self) -> HeaderValue {
-        HeaderValue::from_bytes(&self.0).expect("request ids are visible ASCII")
+        let mut value = HeaderValue::from_bytes(&self.0).expect("request ids are visible ASCII");
+        value.set_sensitive(true);
+        value
     }
 }
 
@@ -64,6 +69,7 @@ mod tests {
                     .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
             );
             assert_eq!(id.to_header_value().to_str().unwrap(), id.as_str());
+            assert!(id.to_header_value().is_sensitive());
         }
         assert_ne!(first, second);
     }

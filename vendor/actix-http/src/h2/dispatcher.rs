@@ -309,6 +309,12 @@ where
     Ok(())
 }
 
+// Constants, so that the names are not parsed again for every header of every response.
+#[allow(clippy::declare_interior_mutable_const)]
+const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
+#[allow(clippy::declare_interior_mutable_const)]
+const PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
+
 fn prepare_response(
     config: ServiceConfig,
     head: &ResponseHead,
@@ -318,6 +324,9 @@ fn prepare_response(
     let mut skip_len = size != &BodySize::Stream;
 
     let mut res = http::Response::new(());
+    // Room for every header, plus content-length and date, in one allocation: appended one
+    // at a time, the map is reallocated and rehashed as it fills.
+    res.headers_mut().reserve(head.headers.len() + 2);
     *res.status_mut() = head.status;
     *res.version_mut() = http::Version::HTTP_2;
 
@@ -364,11 +373,7 @@ fn prepare_response(
 
             // omit HTTP/1.x only headers according to:
             // https://datatracker.ietf.org/doc/html/rfc7540#section-8.1.2.2
-            hdr if hdr == HeaderName::from_static("keep-alive")
-                || hdr == HeaderName::from_static("proxy-connection") =>
-            {
-                continue
-            }
+            hdr if hdr == KEEP_ALIVE || hdr == PROXY_CONNECTION => continue,
 
             _ => {}
         }
