@@ -1,10 +1,9 @@
-//! The route table. [`register`] is the one function that mounts every endpoint: the server,
-//! the tests and the OpenAPI generator all call it, and because it goes through
-//! `utoipa_actix_web`'s `.service(endpoint)`, an endpoint without `#[utoipa::path]` does not
-//! compile; [`resource`] mounts its handler at the path and for the methods that annotation
-//! documents, so the two cannot disagree. [`RouteTable`] is built from the document that registration produced, and the
-//! fallback service uses it to tell a wrong method on a known path (405 with `Allow`) from a
-//! path that does not exist (404), so every new endpoint gets both without code of its own.
+//! The route machinery every endpoint is mounted with, below the endpoints themselves (the
+//! list of them is `api::register`). [`resource`] mounts an endpoint's handler at the path and
+//! for the methods its `#[utoipa::path]` documents, so the two cannot disagree. [`RouteTable`]
+//! is built from the document that registration produced, and the fallback service uses it to
+//! tell a wrong method on a known path (405 with `Allow`) from a path that does not exist
+//! (404), so every new endpoint gets both without code of its own.
 
 use std::rc::Rc;
 
@@ -17,19 +16,13 @@ use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::api;
 use crate::errors::ApiError;
 
-/// Version prefix of every endpoint; the OpenAPI document's server URL.
+/// Version prefix of every endpoint; the OpenAPI document's server URL. Handlers carry their
+/// full path (`/v1/...`) rather than sitting in a `/v1` scope: the scope cost a second routing
+/// pass on every request (about 2,000 instructions, measured with callgrind).
+/// `openapi::document` checks that every path starts with it.
 pub const API_PREFIX: &str = "/v1";
-
-/// Mounts every endpoint of the API. Handlers carry their full path (`/v1/...`) rather than
-/// sitting in a `/v1` scope: the scope cost a second routing pass on every request (about 2,000
-/// instructions, measured with callgrind). `openapi::document` checks that every path starts
-/// with [`API_PREFIX`].
-pub fn register(config: &mut ServiceConfig) {
-    config.service(api::ping::PingEndpoint);
-}
 
 /// The resource for endpoint `E`: its path and methods (HEAD wherever GET) as its
 /// `#[utoipa::path]` documents them.
@@ -144,33 +137,4 @@ pub(crate) fn allowed_methods(item: &PathItem) -> Vec<&'static str> {
     .into_iter()
     .filter_map(|(name, present)| present.then_some(name))
     .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use actix_web::App;
-    use utoipa_actix_web::AppExt;
-
-    fn table() -> RouteTable {
-        let (_, document) = App::new()
-            .into_utoipa_app()
-            .configure(register)
-            .split_for_parts();
-        RouteTable::from_document(&document)
-    }
-
-    #[test]
-    fn ping_answers_get_and_head() {
-        let table = table();
-        assert_eq!(table.allow_for("/v1/ping").unwrap(), "GET, HEAD");
-    }
-
-    #[test]
-    fn near_misses_are_unknown_paths() {
-        let table = table();
-        for path in ["/", "/v1", "/v1/", "/v1/ping/", "/V1/PING", "/v1/pings"] {
-            assert!(table.allow_for(path).is_none(), "{path}");
-        }
-    }
 }

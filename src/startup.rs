@@ -21,6 +21,7 @@ use actix_web::{App, Error, HttpServer};
 use socket2::{Domain, Protocol, Socket, Type};
 use utoipa_actix_web::AppExt;
 
+use crate::api;
 use crate::client::ClientResolver;
 use crate::config::ServerConfig;
 use crate::conventions::{DocsBase, HeaderLimits, RequestConventions};
@@ -29,7 +30,7 @@ use crate::extract::BodyLimit;
 use crate::observability::admin::{self, AdminState, Readiness};
 use crate::observability::metrics::{Metrics, RouteLabels};
 use crate::rate_limit::RateLimits;
-use crate::routes::{self, ExtraRoutes, RouteTable};
+use crate::routes::{ExtraRoutes, RouteTable};
 use crate::tls::{CertificateStore, TlsError};
 
 /// What the app factory needs; cloned into every worker. The rate limiters inside are built
@@ -63,7 +64,7 @@ pub fn app(
 > {
     let (app, document) = App::new()
         .into_utoipa_app()
-        .configure(routes::register)
+        .configure(api::register)
         .configure(extra_routes)
         .split_for_parts();
     let routes = settings.metrics.map(|metrics| {

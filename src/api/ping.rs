@@ -65,7 +65,7 @@ pub async fn ping(_query: Query<PingQuery>, _body: Body<PingBody>) -> HttpRespon
     response.map_into_boxed_body()
 }
 
-/// The ping endpoint as [`routes::register`] mounts it: path and methods from its
+/// The ping endpoint as [`super::register`] mounts it: path and methods from its
 /// `#[utoipa::path]`.
 pub struct PingEndpoint;
 

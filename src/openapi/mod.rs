@@ -1,5 +1,5 @@
 //! The OpenAPI document. Handlers and types carry `#[utoipa::path]` and `ToSchema`
-//! annotations; [`document`] collects them through the same `routes::register` the server
+//! annotations; [`document`] collects them through the same `api::register` the server
 //! uses and adds what the request conventions give every operation, so the document cannot
 //! describe routes the server does not have: the pinned `info`, the `/v1` server, the error
 //! responses (from the error catalogue, with their headers and examples), the headers every
@@ -24,6 +24,7 @@ use utoipa::openapi::{Components, Info, OpenApi, Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 use utoipa_actix_web::AppExt;
 
+use crate::api;
 use crate::errors::{ApiError, ErrorCode, ErrorEnvelope};
 use crate::request_id::RequestId;
 use crate::routes::{self, API_PREFIX};
@@ -35,7 +36,7 @@ const EXAMPLE_ORIGIN: &str = "https://api.example.com";
 pub fn document() -> OpenApi {
     let (_, registered) = App::new()
         .into_utoipa_app()
-        .configure(routes::register)
+        .configure(api::register)
         .split_for_parts();
     complete(registered)
 }
