@@ -4,9 +4,9 @@
 //! binary: it exists for that check only.
 
 use actix_web::get;
-use partner_api::config::Cli;
 use partner_api::observability::logging;
-use partner_api::startup::Application;
+use partner_api::server::config::Cli;
+use partner_api::server::startup::Application;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Panics, every time.

@@ -27,8 +27,8 @@ use actix_web::http::{Method, StatusCode};
 use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
 
-use crate::client::ClientResolver;
 use crate::errors::{ApiError, DocsOrigin, ErrorCode, Rendered};
+use crate::http::client::ClientResolver;
 use crate::observability::logging::{self, AccessRecord};
 use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;

@@ -2,10 +2,11 @@
 
 use std::process::ExitCode;
 
-use partner_api::config::{Cli, Command, EXIT_BAD_CONFIG};
 use partner_api::observability::logging;
-use partner_api::startup::{Application, StartupError};
-use partner_api::{healthcheck, openapi};
+use partner_api::openapi;
+use partner_api::server::config::{Cli, Command, EXIT_BAD_CONFIG};
+use partner_api::server::healthcheck;
+use partner_api::server::startup::{Application, StartupError};
 
 fn main() -> ExitCode {
     let cli = Cli::parse_or_exit();

@@ -1,7 +1,7 @@
 //! The API's endpoints, one module each, and [`register`], the list of them. A handler is an
 //! `async fn` named after its `operationId`, annotated with `#[utoipa::path]`, mounted by its
-//! endpoint type through `routes::resource`, and reads its input only through
-//! `extract::Query` and `extract::Body` with types of its own. Registration gives it the
+//! endpoint type through `http::routes::resource`, and reads its input only through
+//! `http::extract::Query` and `http::extract::Body` with types of its own. Registration gives it the
 //! request conventions, the 404/405 handling and its place in the OpenAPI document.
 
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -21,7 +21,7 @@ mod tests {
     use utoipa_actix_web::AppExt;
 
     use super::register;
-    use crate::routes::RouteTable;
+    use crate::http::routes::RouteTable;
 
     fn table() -> RouteTable {
         let (_, document) = App::new()

@@ -11,8 +11,8 @@ use actix_web::web::Bytes;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::extract::{Body, Query};
-use crate::routes;
+use crate::http::extract::{Body, Query};
+use crate::http::routes;
 
 /// The ping object.
 #[derive(Debug, Serialize, ToSchema)]

@@ -523,7 +523,7 @@ mod tests {
             &mut out,
             &log::Record::builder()
                 .level(log::Level::Warn)
-                .target("partner_api::tls")
+                .target("partner_api::http::tls")
                 .args(format_args!("a \"quoted\"\nline"))
                 .build(),
         )
@@ -532,7 +532,7 @@ mod tests {
         assert_eq!(text.matches('\n').count(), 1, "{text}");
         let object: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(object["level"], "WARN");
-        assert_eq!(object["target"], "partner_api::tls");
+        assert_eq!(object["target"], "partner_api::http::tls");
         assert_eq!(object["message"], "a \"quoted\"\nline");
         assert_eq!(object["time"].as_str().unwrap().len(), 27);
     }

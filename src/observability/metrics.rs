@@ -27,8 +27,8 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
 use super::process::ProcessCollector;
+use crate::http::tls::CertificateStore;
 use crate::rate_limit::{PolicyName, RateLimits};
-use crate::tls::CertificateStore;
 
 /// The `Content-Type` of an OpenMetrics text exposition.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";

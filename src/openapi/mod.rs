@@ -26,8 +26,8 @@ use utoipa_actix_web::AppExt;
 
 use crate::api;
 use crate::errors::{ApiError, ErrorCode, ErrorEnvelope};
+use crate::http::routes::{self, API_PREFIX};
 use crate::request_id::RequestId;
-use crate::routes::{self, API_PREFIX};
 
 /// Origin used in the document's example `doc_url`s.
 const EXAMPLE_ORIGIN: &str = "https://api.example.com";

@@ -27,7 +27,7 @@ use futures_util::future::LocalBoxFuture;
 
 use self::memory::MemoryStore;
 use self::redis::{RedisStore, RedisUrl, StoreCounts};
-use crate::routes::API_PREFIX;
+use crate::http::routes::API_PREFIX;
 
 /// Header names of the quota fields.
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");

@@ -1,8 +1,8 @@
 //! The admin listener: probes and metrics on their own address, never on the API's, and the
 //! API never on theirs; the metrics count exactly what clients were answered.
 
-use partner_api::config::AdminBind;
-use partner_api::observability::admin;
+use partner_api::server::admin;
+use partner_api::server::config::AdminBind;
 use serde_json::Value;
 
 use crate::helpers::{ExpectedError, TestApp, TestResponse, assert_error_at, spawn_app_with};

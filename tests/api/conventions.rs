@@ -87,9 +87,9 @@ async fn doc_url_follows_the_host_the_client_addressed() {
 }
 
 /// A docs base URL as the command line would parse it.
-fn parse_base_url(url: &str) -> partner_api::config::BaseUrl {
+fn parse_base_url(url: &str) -> partner_api::server::config::BaseUrl {
     use clap::Parser;
-    partner_api::config::Cli::try_parse_from(["partner-api", "--docs-base-url", url])
+    partner_api::server::config::Cli::try_parse_from(["partner-api", "--docs-base-url", url])
         .unwrap()
         .server
         .docs_base_url

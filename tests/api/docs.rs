@@ -74,7 +74,7 @@ async fn every_served_route_answers_head_like_get() {
     for path in operations.iter().map(String::as_str).chain(docs::PATHS) {
         assert_head_answers_like_get(&app, &app.address, path).await;
     }
-    for path in partner_api::observability::admin::PATHS {
+    for path in partner_api::server::admin::PATHS {
         assert_head_answers_like_get(&app, &app.admin_address, path).await;
     }
 }

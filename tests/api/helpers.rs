@@ -9,9 +9,9 @@ use actix_web::dev::ServerHandle;
 use actix_web::http::header::ContentType;
 use actix_web::web::Bytes;
 use actix_web::{HttpResponse, get, post, web};
-use partner_api::config::ServerConfig;
-use partner_api::extract::{Body, Query};
-use partner_api::startup::Application;
+use partner_api::http::extract::{Body, Query};
+use partner_api::server::config::ServerConfig;
+use partner_api::server::startup::Application;
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
@@ -27,7 +27,7 @@ pub struct TestApp {
     /// `http://127.0.0.1:<port>` of the admin listener (probes and metrics).
     pub admin_address: String,
     /// The certificate in use, when the app serves HTTPS.
-    pub certificates: Option<std::sync::Arc<partner_api::tls::CertificateStore>>,
+    pub certificates: Option<std::sync::Arc<partner_api::http::tls::CertificateStore>>,
     handle: ServerHandle,
 }
 
@@ -52,7 +52,7 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         workers: Some(1.try_into().unwrap()),
         shutdown_grace_secs: 5,
         shutdown_delay_secs: 0,
-        admin_bind: partner_api::config::AdminBind(Some("127.0.0.1:0".parse().unwrap())),
+        admin_bind: partner_api::server::config::AdminBind(Some("127.0.0.1:0".parse().unwrap())),
         rate_limit_per_second: 100_000,
         rate_limit_burst: 100_000,
         docs_rate_limit_per_second: 100_000,

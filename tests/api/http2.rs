@@ -14,7 +14,7 @@ use crate::tls::TestPki;
 
 async fn tls_app_with(
     pki: &TestPki,
-    configure: impl FnOnce(&mut partner_api::config::ServerConfig),
+    configure: impl FnOnce(&mut partner_api::server::config::ServerConfig),
 ) -> TestApp {
     let (cert, key) = (pki.cert_path.clone(), pki.key_path.clone());
     spawn_app_with(move |config| {

@@ -9,6 +9,7 @@ mod docs;
 mod faults;
 mod helpers;
 mod http2;
+mod layout;
 mod ping;
 mod process;
 mod rate_limit;

@@ -21,7 +21,7 @@ fn readme_lists_every_error_code_with_its_status_and_type() {
 #[test]
 fn readme_documents_every_setting_of_the_command_line() {
     use clap::CommandFactory;
-    let command = partner_api::config::Cli::command();
+    let command = partner_api::server::config::Cli::command();
     for argument in command.get_arguments() {
         let Some(env) = argument.get_env() else {
             continue;

@@ -11,8 +11,8 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use partner_api::config::StoreArg;
 use partner_api::rate_limit::redis::RedisUrl;
+use partner_api::server::config::StoreArg;
 
 use crate::helpers::{TestApp, log_lines_containing, spawn_app_with};
 

@@ -15,9 +15,9 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{App, Error, HttpRequest, HttpResponse, guard, web};
 
-use super::metrics::{self, Metrics};
 use crate::conventions::{DocsBase, set_convention_headers};
 use crate::errors::ApiError;
+use crate::observability::metrics::{self, Metrics};
 use crate::request_id::RequestId;
 
 /// The admin endpoints, for the route table and the tests.

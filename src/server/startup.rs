@@ -1,7 +1,7 @@
 //! Building and running the service. [`app`] is the app factory: the production server, the
 //! tests and the OpenAPI generator all build exactly this app. [`Application`] binds its own
 //! listeners (port 0 in tests, whose real port is read back): the API's, plain or TLS, and the
-//! admin listener's (probes and metrics, see `observability::admin`); it starts the workers and
+//! admin listener's (probes and metrics, see `server::admin`); it starts the workers and
 //! the background tasks (limiter pruning, certificate watching), and stops gracefully on
 //! SIGTERM or SIGINT: `/readyz` turns 503 at once, the API keeps serving for the shutdown
 //! delay (so load balancers stop sending first; a second signal cuts it short), then stops
@@ -22,16 +22,16 @@ use socket2::{Domain, Protocol, Socket, Type};
 use utoipa_actix_web::AppExt;
 
 use crate::api;
-use crate::client::ClientResolver;
-use crate::config::ServerConfig;
 use crate::conventions::{DocsBase, HeaderLimits, RequestConventions};
 use crate::docs;
-use crate::extract::BodyLimit;
-use crate::observability::admin::{self, AdminState, Readiness};
+use crate::http::client::ClientResolver;
+use crate::http::extract::BodyLimit;
+use crate::http::routes::{ExtraRoutes, RouteTable};
+use crate::http::tls::{CertificateStore, TlsError};
 use crate::observability::metrics::{Metrics, RouteLabels};
 use crate::rate_limit::RateLimits;
-use crate::routes::{ExtraRoutes, RouteTable};
-use crate::tls::{CertificateStore, TlsError};
+use crate::server::admin::{self, AdminState, Readiness};
+use crate::server::config::ServerConfig;
 
 /// What the app factory needs; cloned into every worker. The rate limiters inside are built
 /// once and shared, so every worker counts against the same buckets.

@@ -13,8 +13,8 @@ use actix_web::http::uri::Uri;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::client::IpNetwork;
 use crate::conventions::HeaderLimits;
+use crate::http::client::IpNetwork;
 use crate::observability::logging::LogFormat;
 use crate::rate_limit::redis::RedisUrl;
 use crate::rate_limit::{Quota, RateLimitSettings, StoreSetting};

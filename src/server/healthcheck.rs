@@ -16,7 +16,7 @@ use rustls::pki_types::{CertificateDer, ServerName};
 
 use actix_web::http::uri::Uri;
 
-use crate::config::{HealthcheckArgs, ServerConfig};
+use crate::server::config::{HealthcheckArgs, ServerConfig};
 
 /// Largest answer read; a ping answer is a few hundred bytes.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
