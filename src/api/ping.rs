@@ -75,7 +75,9 @@ impl HttpServiceFactory for PingEndpoint {
     }
 }
 
-/// The answer never changes, so it is serialized once (monitoring calls this all day).
+/// The answer never changes, so it is serialized once (monitoring calls this all day): 856
+/// instructions per request fewer than `HttpResponse::Ok().json(..)` (3.9% of the 22,030 an
+/// accepted request costs; BENCHMARKS.md, "Speed tricks re-measured").
 static PING_BODY: LazyLock<Bytes> = LazyLock::new(|| {
     let answer = Ping {
         object: PingObject::Ping,

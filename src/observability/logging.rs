@@ -17,7 +17,7 @@
 use std::cell::RefCell;
 use std::io::{self, Write};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -33,24 +33,14 @@ pub const FLUSH_EVERY: Duration = Duration::from_millis(50);
 /// Log target of the access log, so it can be filtered on its own (`RUST_LOG=access=off`).
 pub const ACCESS_LOG_TARGET: &str = "access";
 
-/// What [`init`] found: whether the service's own logger is installed (its line format is the
-/// one [`write_access`] reproduces) and whether `RUST_LOG` lets access lines through. The
-/// filter cannot change after `init`, and asking env_logger walks its directives, twice a
-/// request; so it is asked once.
-static ACCESS_LOG: AtomicU8 = AtomicU8::new(OTHER_LOGGER);
-/// No logger of ours (the tests): ask `log` for every line.
-const OTHER_LOGGER: u8 = 0;
-const BATCHED_ON: u8 = 1;
-const BATCHED_OFF: u8 = 2;
+/// Whether [`init`] installed the service's own logger, whose line format [`write_access`]
+/// reproduces (not so in the tests).
+static OWN_LOGGER: AtomicBool = AtomicBool::new(false);
 
 /// Whether access lines are written at all, so a request whose line would be dropped does not
 /// build it.
 pub fn access_log_enabled() -> bool {
-    match ACCESS_LOG.load(Ordering::Relaxed) {
-        BATCHED_ON => true,
-        BATCHED_OFF => false,
-        _ => log::log_enabled!(target: ACCESS_LOG_TARGET, log::Level::Info),
-    }
+    log::log_enabled!(target: ACCESS_LOG_TARGET, log::Level::Info)
 }
 
 /// How log lines are written: `text` for people, `json` (one object a line) for a log pipeline.
@@ -92,7 +82,7 @@ pub struct AccessRecord<'a> {
 /// around its target) cost about a tenth of a request. Under any other logger (the tests'), it
 /// is an ordinary `log` record with the text form as its message.
 pub fn write_access(record: &AccessRecord<'_>) {
-    if ACCESS_LOG.load(Ordering::Relaxed) != BATCHED_ON {
+    if !OWN_LOGGER.load(Ordering::Relaxed) {
         let mut line = Vec::new();
         write_access_text(&mut line, record);
         log::info!(target: ACCESS_LOG_TARGET, "{}", String::from_utf8_lossy(&line));
@@ -259,12 +249,7 @@ pub fn init(format: LogFormat) {
         .write_style(env_logger::WriteStyle::Always)
         .target(env_logger::Target::Pipe(Box::new(BatchedStderr)))
         .init();
-    let access = if log::log_enabled!(target: ACCESS_LOG_TARGET, log::Level::Info) {
-        BATCHED_ON
-    } else {
-        BATCHED_OFF
-    };
-    ACCESS_LOG.store(access, Ordering::Relaxed);
+    OWN_LOGGER.store(true, Ordering::Relaxed);
     std::panic::set_hook(Box::new(|info| {
         let location = info
             .location()
