@@ -101,8 +101,9 @@ def stop_process(process, timeout=20):
 class Instance:
     """One partner-api process on fixed ports, restartable."""
 
-    def __init__(self, name, work, args):
+    def __init__(self, name, work, args, log_filter="info,access=off"):
         self.name, self.work, self.args = name, work, args
+        self.log_filter = log_filter
         self.api_port, self.admin_port = free_port(), free_port()
         self.process = None
         self.starts = 0
@@ -114,10 +115,15 @@ class Instance:
             [SERVICE, "--bind", f"127.0.0.1:{self.api_port}",
              "--admin-bind", f"127.0.0.1:{self.admin_port}", *self.args],
             stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
-            env=dict(os.environ, RUST_LOG="info,access=off"))
+            env=dict(os.environ, RUST_LOG=self.log_filter))
         wait_until(f"{self.name} is ready", self.ready)
         say(f"{self.name} started (pid {self.process.pid}), API :{self.api_port}, "
             f"admin :{self.admin_port}")
+
+    def log(self):
+        """What the current run has written to stderr so far."""
+        with open(os.path.join(self.work, f"{self.name}-{self.starts}.log"), "rb") as log:
+            return log.read().decode(errors="replace")
 
     def ready(self):
         return http_get(f"http://127.0.0.1:{self.admin_port}/readyz")[0] == 200

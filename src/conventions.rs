@@ -1,6 +1,8 @@
 //! The request conventions every response follows, as one middleware around the whole app.
-//! It gives each request a fresh id, resolves the client and checks its rate limit before
-//! anything else (a refused request is answered here, without routing), catches a panicking
+//! It gives each request a fresh id and decides the request's one view (`http::view`: the path
+//! as the router decodes it, its route, the client) before anything else, then checks the rate
+//! limit of that view (a refused request is answered here, without routing), answers a
+//! request no route took with the 404, or the 405 with `Allow`, of its view, catches a panicking
 //! handler (500 `internal_error`, the panic logged with the id, the worker unharmed), turns
 //! every error — an `ApiError`, an actix-web extractor or payload error, a bare status from a
 //! middleware — into the contract's JSON error object, sets `Service-Request-Id`,
@@ -11,7 +13,7 @@
 
 use std::borrow::Cow;
 use std::future::{Ready, ready};
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -21,14 +23,16 @@ use actix_web::Error;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
+use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::uri::Uri;
-use actix_web::http::{Method, StatusCode};
 use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
 
 use crate::errors::{ApiError, DocsOrigin, ErrorCode, Rendered};
 use crate::http::client::ClientResolver;
+use crate::http::routes::{NoRoute, RouteTable};
+use crate::http::view::RequestView;
 use crate::observability::logging::{self, AccessRecord};
 use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
@@ -41,9 +45,8 @@ pub const SERVICE_REQUEST_ID: HeaderName = HeaderName::from_static("service-requ
 /// Where `doc_url` in error bodies points.
 #[derive(Clone, Debug)]
 pub enum DocsBase {
-    /// A configured origin (and optional path prefix), without a trailing slash, and whether
-    /// it needs no escaping in JSON (checked once, here).
-    Fixed { base: Arc<str>, plain: bool },
+    /// A configured origin (and optional path prefix), without a trailing slash.
+    Fixed { base: Arc<str> },
     /// The origin the client addressed: `scheme://<Host header>`, or the listening address
     /// when the request has no usable `Host`.
     OwnOrigin {
@@ -57,8 +60,7 @@ pub enum DocsBase {
 impl DocsBase {
     /// A configured origin.
     pub fn fixed(base: Arc<str>) -> DocsBase {
-        let plain = crate::errors::is_plain_json(&base);
-        DocsBase::Fixed { base, plain }
+        DocsBase::Fixed { base }
     }
 
     /// The client's view of this server: `scheme` (`http` or `https`) and the bound address.
@@ -77,7 +79,7 @@ impl DocsBase {
     /// borrowed in pieces: a flood of error responses allocates nothing for it.
     pub(crate) fn resolve<'a>(&'a self, host: Option<&'a [u8]>) -> DocsOrigin<'a> {
         match self {
-            DocsBase::Fixed { base, plain } => DocsOrigin::from_parts(base, "", *plain),
+            DocsBase::Fixed { base } => DocsOrigin::from_parts(base, ""),
             DocsBase::OwnOrigin {
                 scheme_prefix,
                 listening,
@@ -91,11 +93,9 @@ impl DocsBase {
                                 .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(byte))
                     })
                     .and_then(|host| std::str::from_utf8(host).ok());
-                // Letters, digits and `.-:[]` (the host filter above) need no escaping; nor
-                // does the scheme or our own address.
                 match host {
-                    Some(host) => DocsOrigin::from_parts(scheme_prefix, host, true),
-                    None => DocsOrigin::from_parts(listening, "", true),
+                    Some(host) => DocsOrigin::from_parts(scheme_prefix, host),
+                    None => DocsOrigin::from_parts(listening, ""),
                 }
             }
         }
@@ -152,6 +152,7 @@ pub struct RequestConventions {
     docs_base: DocsBase,
     header_limits: HeaderLimits,
     clients: ClientResolver,
+    routes: Arc<RouteTable>,
     rate_limits: RateLimits,
     hsts: Option<HeaderValue>,
     /// The metrics, when an admin listener serves them, and the route labels to use.
@@ -159,11 +160,13 @@ pub struct RequestConventions {
 }
 
 impl RequestConventions {
-    /// `hsts` is the `Strict-Transport-Security` value to send, when serving HTTPS.
+    /// `routes` is every route the app serves; `hsts` is the `Strict-Transport-Security` value
+    /// to send, when serving HTTPS.
     pub fn new(
         docs_base: DocsBase,
         header_limits: HeaderLimits,
         clients: ClientResolver,
+        routes: Arc<RouteTable>,
         rate_limits: RateLimits,
         hsts: Option<HeaderValue>,
         metrics: Option<(Metrics, RouteLabels)>,
@@ -172,6 +175,7 @@ impl RequestConventions {
             docs_base,
             header_limits,
             clients,
+            routes,
             rate_limits,
             hsts,
             metrics,
@@ -197,6 +201,7 @@ where
                 docs_base: self.docs_base.clone(),
                 header_limits: self.header_limits,
                 clients: self.clients.clone(),
+                routes: Arc::clone(&self.routes),
                 // Built here, on the worker: a shared store is reached through a
                 // connection of the worker's own.
                 rate_limits: self.rate_limits.for_worker(),
@@ -221,6 +226,7 @@ struct Parts {
     docs_base: DocsBase,
     header_limits: HeaderLimits,
     clients: ClientResolver,
+    routes: Arc<RouteTable>,
     rate_limits: WorkerLimits,
     hsts: Option<HeaderValue>,
     metrics: Option<Rc<WorkerMetrics>>,
@@ -242,22 +248,22 @@ where
     fn call(&self, request: ServiceRequest) -> Self::Future {
         let started = Instant::now();
         let request_id = RequestId::generate();
-        let peer = request.peer_addr().map(|peer| peer.ip().to_canonical());
-        let client = self.parts.clients.resolve(peer, request.headers());
-        match self.parts.rate_limits.check(request.path(), client) {
+        // The one view of this request, decided here and read by everything below.
+        let view = RequestView::of(&request, &self.parts.routes, &self.parts.clients);
+        match self.parts.rate_limits.check(&view) {
             Check::Decided(Ok(quota)) => Either::Right(serve(
                 Rc::clone(&self.service),
                 Rc::clone(&self.parts),
                 request,
+                view,
                 request_id,
-                client,
                 quota,
                 started,
             )),
             Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self.parts.refuse(
                 request,
+                &view,
                 &request_id,
-                client,
                 refusal,
                 started,
             )))),
@@ -267,10 +273,10 @@ where
                 Either::Right(Box::pin(async move {
                     match decision.await {
                         Ok(quota) => {
-                            serve(service, parts, request, request_id, client, quota, started).await
+                            serve(service, parts, request, view, request_id, quota, started).await
                         }
                         Err(refusal) => {
-                            Ok(parts.refuse(request, &request_id, client, refusal, started))
+                            Ok(parts.refuse(request, &view, &request_id, refusal, started))
                         }
                     }
                 }))
@@ -285,8 +291,8 @@ fn serve<S, B>(
     service: Rc<S>,
     parts: Rc<Parts>,
     request: ServiceRequest,
+    view: RequestView,
     request_id: RequestId,
-    client: Option<IpAddr>,
     quota: Option<QuotaFields>,
     started: Instant,
 ) -> LocalBoxFuture<'static, Answer<B>>
@@ -294,13 +300,11 @@ where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
     B: MessageBody + 'static,
 {
-    // What the access log and a panic's answer need, taken now: the request itself moves
-    // into the router, which needs sole ownership of it to record the matched route.
+    // What the access log and a panic's answer need besides the view, taken now: the request
+    // itself moves into the router, which needs sole ownership of it.
     let line = RequestLine {
-        method: request.method().clone(),
-        uri: request.uri().clone(),
+        view,
         host_header: request.headers().get(header::HOST).cloned(),
-        client,
         trace_id: trace_id_to_log(&request),
     };
     let too_large = parts.header_limits.check(request.headers());
@@ -324,8 +328,9 @@ where
                 let mut response = if response.status().as_u16() < 400 {
                     response.map_into_left_body()
                 } else {
-                    let rendered = api_error_for_response(&response, &request_id)
-                        .rendered(&request_id, parts.docs_base.resolve(line.host()));
+                    let rendered =
+                        api_error_for_response(&response, &line.view, &parts.routes, &request_id)
+                            .rendered(&request_id, parts.docs_base.resolve(line.host()));
                     let (request, original) = response.into_parts();
                     ServiceResponse::new(request, rendered.into_response(original))
                         .map_into_right_body()
@@ -334,7 +339,8 @@ where
                 finish(
                     metrics,
                     &request_id,
-                    &line.log_fields(),
+                    &line.view,
+                    line.trace_id,
                     response.status(),
                     started,
                 );
@@ -348,8 +354,8 @@ where
                 let message = panic_message(panic.as_ref());
                 log::error!(
                     "{request_id} handler panicked on {} {}: {message}",
-                    line.method,
-                    line.uri.path()
+                    line.view.method(),
+                    crate::http::view::path_for_log(line.view.path())
                 );
                 ApiError::internal(message)
             }
@@ -361,7 +367,8 @@ where
         finish(
             metrics,
             &request_id,
-            &line.log_fields(),
+            &line.view,
+            line.trace_id,
             response.status(),
             started,
         );
@@ -375,8 +382,8 @@ impl Parts {
     fn refuse<B>(
         &self,
         request: ServiceRequest,
+        view: &RequestView,
         request_id: &RequestId,
-        client: Option<IpAddr>,
         refusal: Refusal,
         started: Instant,
     ) -> ServiceResponse<EitherBody<B, BoxBody>> {
@@ -395,21 +402,46 @@ impl Parts {
             self.hsts.clone(),
             Some(refusal.quota),
         );
-        let fields = LogFields {
-            method: request.method(),
-            path: request.path(),
-            client,
-            trace_id: trace_id_to_log(&request),
-        };
         finish(
             self.metrics.as_deref(),
             request_id,
-            &fields,
+            view,
+            trace_id_to_log(&request),
             response.status(),
             started,
         );
         request.into_response(response).map_into_right_body()
     }
+}
+
+/// The answer to a request the HTTP layer rejected before it could be routed (a malformed,
+/// too large or too slow request head; see the vendored actix-http's `H1ErrorResponse`): the
+/// contract's JSON error for `status`, with a request id and the convention headers, like
+/// every other answer, and an access line, since the request never reaches the middleware.
+/// The connection is closed after it, as the HTTP layer decided.
+pub fn http_layer_rejection(
+    status: StatusCode,
+    docs_base: &DocsBase,
+    hsts: Option<&HeaderValue>,
+) -> actix_web::HttpResponse {
+    let started = Instant::now();
+    let request_id = RequestId::generate();
+    let error = ApiError::new(catalogue_code(status, &request_id)).keeping_status(status);
+    // Nothing of the request can be trusted, its `Host` included.
+    let mut response = error.to_response(&request_id, docs_base.resolve(None));
+    set_convention_headers(response.headers_mut(), &request_id, hsts.cloned(), None);
+    if logging::access_log_enabled() {
+        logging::write_access(&AccessRecord {
+            request_id: &request_id,
+            client: None,
+            method: "-",
+            path: "-",
+            status: status.as_u16(),
+            micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            trace_id: None,
+        });
+    }
+    response
 }
 
 /// The host the client addressed. HTTP/2 sends it as `:authority`, which lands in the URI,
@@ -432,34 +464,15 @@ fn trace_id_to_log(request: &ServiceRequest) -> Option<TraceId> {
 
 /// What is kept of a request for its log line and for answering it after a failure.
 struct RequestLine {
-    method: Method,
-    uri: Uri,
+    view: RequestView,
     host_header: Option<HeaderValue>,
-    client: Option<IpAddr>,
     trace_id: Option<TraceId>,
 }
 
 impl RequestLine {
     fn host(&self) -> Option<&[u8]> {
-        request_host(self.host_header.as_ref(), &self.uri)
+        request_host(self.host_header.as_ref(), self.view.uri())
     }
-
-    fn log_fields(&self) -> LogFields<'_> {
-        LogFields {
-            method: &self.method,
-            path: self.uri.path(),
-            client: self.client,
-            trace_id: self.trace_id,
-        }
-    }
-}
-
-/// What the access line and the metrics say about the request.
-struct LogFields<'a> {
-    method: &'a Method,
-    path: &'a str,
-    client: Option<IpAddr>,
-    trace_id: Option<TraceId>,
 }
 
 pub(crate) fn set_convention_headers(
@@ -484,27 +497,51 @@ pub(crate) fn set_convention_headers(
     }
 }
 
-/// The error an error response stands for: the `ApiError` attached to it, an actix-web error
-/// converted, or, for a bare status set by a middleware, the catalogue code for that status
-/// (keeping the `Allow` of a 405 and the wait of a 429).
+/// The error an error response stands for: the 404 or 405 of the request view when no route
+/// took the request, the `ApiError` attached to it, an actix-web error converted, or, for a
+/// bare status set by a middleware, the catalogue code for that status (keeping the `Allow` of
+/// a 405 and the wait of a 429).
 fn api_error_for_response<'a, B>(
     response: &'a ServiceResponse<B>,
+    view: &RequestView,
+    routes: &RouteTable,
     request_id: &RequestId,
 ) -> Cow<'a, ApiError> {
     let status = response.status();
     if let Some(error) = response.response().error() {
+        if error.as_error::<NoRoute>().is_some() {
+            return Cow::Owned(match view.route() {
+                Some(route) => {
+                    ApiError::method_not_allowed(view.method(), routes.allow(route).clone())
+                }
+                None => ApiError::resource_missing(view.method(), view.path()),
+            });
+        }
         return api_error_from(error, status, request_id);
     }
-    let request = response.request();
     let headers = response.headers();
-    Cow::Owned(match ErrorCode::for_status(status) {
+    Cow::Owned(match catalogue_code(status, request_id) {
         ErrorCode::MethodNotAllowed => match headers.get(header::ALLOW) {
-            Some(allow) => ApiError::method_not_allowed(request.method(), allow.clone()),
+            Some(allow) => ApiError::method_not_allowed(view.method(), allow.clone()),
             None => ApiError::new(ErrorCode::MethodNotAllowed),
         },
-        ErrorCode::ResourceMissing => ApiError::resource_missing(request.method(), request.path()),
+        ErrorCode::ResourceMissing => ApiError::resource_missing(view.method(), view.path()),
         ErrorCode::RateLimited => ApiError::rate_limited(retry_after_secs(headers)),
-        code => ApiError::new(code),
+        code => ApiError::new(code).keeping_status(status),
+    })
+}
+
+/// The catalogue's code for an error status that came without an `ApiError`. Every status the
+/// service can send has a row (a test holds that); a status without one is a gap in the
+/// catalogue: logged as an error, and answered with its own status, never rewritten, and the
+/// code of its class.
+fn catalogue_code(status: StatusCode, request_id: &RequestId) -> ErrorCode {
+    ErrorCode::for_status(status).unwrap_or_else(|| {
+        log::error!(
+            "{request_id} status {status} has no row in the error catalogue; answered with that \
+             status and the code of its class"
+        );
+        ErrorCode::for_class(status)
     })
 }
 
@@ -533,13 +570,13 @@ fn api_error_from<'a>(
     }
     // An actix-web error (an extractor or payload error of the framework itself). Its text may
     // describe internals, so it goes to the log and the client gets the catalogue's message.
-    let code = ErrorCode::for_status(status);
+    let code = catalogue_code(status, request_id);
     if code == ErrorCode::InternalError {
         log::error!("{request_id} internal error: {error}");
     } else {
         log::info!("{request_id} request refused by the framework ({status}): {error}");
     }
-    Cow::Owned(ApiError::new(code))
+    Cow::Owned(ApiError::new(code).keeping_status(status))
 }
 
 fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
@@ -556,7 +593,8 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 fn finish(
     metrics: Option<&WorkerMetrics>,
     request_id: &RequestId,
-    fields: &LogFields<'_>,
+    view: &RequestView,
+    trace_id: Option<TraceId>,
     status: StatusCode,
     started: Instant,
 ) {
@@ -567,8 +605,8 @@ fn finish(
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     if let Some(metrics) = metrics {
         metrics.record(
-            metrics.route(fields.path),
-            fields.method,
+            metrics.route(view.route(), view.path()),
+            view.method(),
             status.as_u16(),
             micros,
         );
@@ -576,12 +614,12 @@ fn finish(
     if log {
         logging::write_access(&AccessRecord {
             request_id,
-            client: fields.client,
-            method: fields.method.as_str(),
-            path: fields.path,
+            client: view.client(),
+            method: view.method().as_str(),
+            path: view.path(),
             status: status.as_u16(),
             micros,
-            trace_id: fields.trace_id.as_ref(),
+            trace_id: trace_id.as_ref(),
         });
     }
 }
@@ -621,7 +659,7 @@ mod tests {
 
     #[test]
     fn method_is_echoed_as_sent() {
-        let method = Method::from_bytes(b"BREW").unwrap();
+        let method = actix_web::http::Method::from_bytes(b"BREW").unwrap();
         let error = ApiError::resource_missing(&method, "/v1/pings");
         assert_eq!(
             error.message(),

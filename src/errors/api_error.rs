@@ -31,6 +31,9 @@ pub struct ApiError(pub(super) Box<ErrorDetails>);
 #[derive(Debug, Clone)]
 pub(super) struct ErrorDetails {
     pub(super) code: ErrorCode,
+    /// The catalogue's status for `code`, unless the status of a response this error stands
+    /// for had no row of its own ([`ApiError::keeping_status`]).
+    status: StatusCode,
     pub(super) message: Cow<'static, str>,
     pub(super) param: Option<String>,
     /// `Allow` header value of a 405 (RFC 9110, section 15.5.6: the server MUST send it).
@@ -46,6 +49,7 @@ impl ApiError {
     pub fn new(code: ErrorCode) -> Self {
         ApiError(Box::new(ErrorDetails {
             code,
+            status: code.spec().status,
             message: Cow::Borrowed(code.spec().default_message),
             param: None,
             allow: None,
@@ -56,6 +60,13 @@ impl ApiError {
 
     pub fn with_message(mut self, message: impl Into<Cow<'static, str>>) -> Self {
         self.0.message = message.into();
+        self
+    }
+
+    /// The error of a response that was sent with `status`: the status is kept as it was, so
+    /// a status the catalogue has no row for is not rewritten (see `ErrorCode::for_class`).
+    pub fn keeping_status(mut self, status: StatusCode) -> Self {
+        self.0.status = status;
         self
     }
 
@@ -105,6 +116,11 @@ impl ApiError {
         error
     }
 
+    /// The status the client gets: the catalogue's for the code, unless kept from a response.
+    pub fn status(&self) -> StatusCode {
+        self.0.status
+    }
+
     pub fn code(&self) -> ErrorCode {
         self.0.code
     }
@@ -138,7 +154,7 @@ impl fmt::Display for ApiError {
 /// request id that only the middleware knows.
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
-        self.0.code.spec().status
+        self.0.status
     }
 
     fn error_response(&self) -> HttpResponse {

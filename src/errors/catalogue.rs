@@ -70,6 +70,10 @@ pub enum ErrorCode {
     RequestHeaderTooLarge,
     /// The request could not be read as an HTTP request the service understands.
     RequestInvalid,
+    /// The request head did not arrive in time.
+    RequestTimeout,
+    /// The request target (path and query) is longer than the service reads.
+    UriTooLong,
     /// Too many requests from this client.
     RateLimited,
     /// A fault on the service side.
@@ -93,7 +97,7 @@ pub struct CodeSpec {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 12] = [
+    pub const ALL: [ErrorCode; 14] = [
         ErrorCode::ResourceMissing,
         ErrorCode::MethodNotAllowed,
         ErrorCode::ParameterUnknown,
@@ -104,6 +108,8 @@ impl ErrorCode {
         ErrorCode::PayloadTooLarge,
         ErrorCode::RequestHeaderTooLarge,
         ErrorCode::RequestInvalid,
+        ErrorCode::RequestTimeout,
+        ErrorCode::UriTooLong,
         ErrorCode::RateLimited,
         ErrorCode::InternalError,
     ];
@@ -159,7 +165,7 @@ impl ErrorCode {
                 when: "A parameter or body field has the wrong type or a value outside what the \
                        endpoint accepts. `param` names it when one field is at fault.",
                 client_action: "Do not retry unchanged. Correct the value of the parameter \
-                                named in `param`; the message says what was expected.",
+                                named in `param`; the API reference gives its type and range.",
             },
             ErrorCode::JsonInvalid => &CodeSpec {
                 code: "json_invalid",
@@ -204,10 +210,32 @@ impl ErrorCode {
                 status: StatusCode::BAD_REQUEST,
                 error_type: InvalidRequestError,
                 default_message: "The request could not be understood.",
-                when: "The request is not one the service can read, for example a body that \
-                       was cut off before its announced length.",
+                when: "The request is not one the service can read: a malformed request line \
+                       or header field, an HTTP/1.1 request without `Host`, both \
+                       `Content-Length` and `Transfer-Encoding`, or a body that was cut off \
+                       before its announced length. The connection is closed after the answer.",
                 client_action: "Do not retry unchanged. Check how the request is formed; if \
                                 it looks right, report the `request_id`.",
+            },
+            ErrorCode::RequestTimeout => &CodeSpec {
+                code: "request_timeout",
+                status: StatusCode::REQUEST_TIMEOUT,
+                error_type: InvalidRequestError,
+                default_message: "The request head did not arrive in time.",
+                when: "The connection did not deliver a complete request head within the time \
+                       the service waits for one (5 seconds unless the operator configured \
+                       otherwise). The connection is closed after the answer.",
+                client_action: "Retry on a new connection, sending the whole request head at \
+                                once.",
+            },
+            ErrorCode::UriTooLong => &CodeSpec {
+                code: "uri_too_long",
+                status: StatusCode::URI_TOO_LONG,
+                error_type: InvalidRequestError,
+                default_message: "The request target is too long.",
+                when: "The request line (method, path and query) is longer than the service \
+                       reads (about 32 KiB). The connection is closed after the answer.",
+                client_action: "Do not retry unchanged. Send a shorter path and query.",
             },
             ErrorCode::RateLimited => &CodeSpec {
                 code: "rate_limited",
@@ -239,21 +267,46 @@ impl ErrorCode {
         self.spec().code
     }
 
-    /// The code a response with this status stands for, when actix-web or a middleware built
-    /// the response and no [`ApiError`](super::ApiError) is attached to it.
-    pub fn for_status(status: StatusCode) -> ErrorCode {
-        match status {
-            StatusCode::NOT_FOUND => ErrorCode::ResourceMissing,
-            StatusCode::METHOD_NOT_ALLOWED => ErrorCode::MethodNotAllowed,
-            StatusCode::PAYLOAD_TOO_LARGE => ErrorCode::PayloadTooLarge,
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => ErrorCode::RequestHeaderTooLarge,
-            StatusCode::UNSUPPORTED_MEDIA_TYPE => ErrorCode::ContentTypeUnsupported,
-            StatusCode::TOO_MANY_REQUESTS => ErrorCode::RateLimited,
-            s if s.is_client_error() => ErrorCode::RequestInvalid,
-            _ => ErrorCode::InternalError,
+    /// The code a response with this status stands for, when actix-web, the HTTP layer or a
+    /// middleware built the response and no [`ApiError`](super::ApiError) is attached to it;
+    /// `None` for a status the catalogue has no row for. 400 has several codes; without an
+    /// `ApiError` saying which, it is `request_invalid`.
+    pub fn for_status(status: StatusCode) -> Option<ErrorCode> {
+        if status == StatusCode::BAD_REQUEST {
+            return Some(ErrorCode::RequestInvalid);
+        }
+        ErrorCode::ALL
+            .into_iter()
+            .find(|code| code.spec().status == status)
+    }
+
+    /// The code of a status's class, for a status with no row of its own: the answer keeps its
+    /// status, and the body says at least whose fault it was. A gap that a test must catch
+    /// (`every_status_the_service_sends_has_a_row`), logged as an error when it happens.
+    pub fn for_class(status: StatusCode) -> ErrorCode {
+        if status.is_client_error() {
+            ErrorCode::RequestInvalid
+        } else {
+            ErrorCode::InternalError
         }
     }
 }
+
+/// Every default message goes into the JSON body as it is (no escaping), so the compiler
+/// checks here, on every build, that none needs escaping: no control byte, quote or backslash.
+const _: () = {
+    let mut index = 0;
+    while index < ErrorCode::ALL.len() {
+        let message = ErrorCode::ALL[index].spec().default_message.as_bytes();
+        let mut byte = 0;
+        while byte < message.len() {
+            let b = message[byte];
+            assert!(b >= 0x20 && b != b'"' && b != b'\\');
+            byte += 1;
+        }
+        index += 1;
+    }
+};
 
 #[cfg(test)]
 mod tests {
@@ -288,24 +341,62 @@ mod tests {
 
     #[test]
     fn for_status_maps_back_to_the_code_with_that_status() {
-        for code in [
-            ErrorCode::ResourceMissing,
-            ErrorCode::MethodNotAllowed,
-            ErrorCode::PayloadTooLarge,
-            ErrorCode::RequestHeaderTooLarge,
-            ErrorCode::ContentTypeUnsupported,
-            ErrorCode::RateLimited,
-            ErrorCode::InternalError,
-        ] {
-            assert_eq!(ErrorCode::for_status(code.spec().status), code);
+        for code in ErrorCode::ALL {
+            let status = code.spec().status;
+            let found = ErrorCode::for_status(status).unwrap();
+            assert_eq!(found.spec().status, status, "{code:?}");
+            if status != StatusCode::BAD_REQUEST {
+                assert_eq!(found, code);
+            }
         }
         assert_eq!(
-            ErrorCode::for_status(StatusCode::URI_TOO_LONG),
+            ErrorCode::for_status(StatusCode::BAD_REQUEST),
+            Some(ErrorCode::RequestInvalid)
+        );
+        // No row: the caller keeps the status and answers with the class's code.
+        for status in [
+            StatusCode::UNAUTHORIZED,
+            StatusCode::CONFLICT,
+            StatusCode::BAD_GATEWAY,
+        ] {
+            assert_eq!(ErrorCode::for_status(status), None, "{status}");
+        }
+        assert_eq!(
+            ErrorCode::for_class(StatusCode::FORBIDDEN),
             ErrorCode::RequestInvalid
         );
         assert_eq!(
-            ErrorCode::for_status(StatusCode::BAD_GATEWAY),
+            ErrorCode::for_class(StatusCode::SERVICE_UNAVAILABLE),
             ErrorCode::InternalError
         );
+    }
+
+    /// Every status the service can send on an error, and where it comes from: the catalogue's
+    /// own codes, actix-web's errors (a payload cut short or too large), and the HTTP layer's
+    /// rejections before a request is routed (a malformed or slow request head, one too large).
+    /// A test holds that each has a row; a new source of statuses belongs here.
+    const STATUSES_SENT: [StatusCode; 10] = [
+        StatusCode::BAD_REQUEST,
+        StatusCode::NOT_FOUND,
+        StatusCode::METHOD_NOT_ALLOWED,
+        StatusCode::REQUEST_TIMEOUT,
+        StatusCode::PAYLOAD_TOO_LARGE,
+        StatusCode::URI_TOO_LONG,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        StatusCode::TOO_MANY_REQUESTS,
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        StatusCode::INTERNAL_SERVER_ERROR,
+    ];
+
+    /// A status the service sends with no row would reach partners as a code whose catalogue
+    /// status differs from the response's.
+    #[test]
+    fn every_status_the_service_sends_has_a_row() {
+        for status in STATUSES_SENT {
+            assert!(
+                ErrorCode::for_status(status).is_some(),
+                "{status} has no row"
+            );
+        }
     }
 }

@@ -11,5 +11,5 @@ mod schema;
 
 pub use api_error::ApiError;
 pub use catalogue::{CodeSpec, ErrorCode, ErrorType};
-pub use render::{DocsOrigin, Rendered, is_plain_json};
+pub use render::{DocsOrigin, Rendered};
 pub use schema::{ErrorEnvelope, ErrorObject};

@@ -2,7 +2,6 @@
 //! it equal to serde's serialization of [`ErrorEnvelope`](super::ErrorEnvelope)), the status,
 //! and the error's own headers (`Allow`, `Retry-After`), set on a response.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use actix_web::HttpResponse;
@@ -25,7 +24,7 @@ impl ApiError {
     /// is often attached to the very response that [`Rendered::into_response`] then rewrites).
     pub fn rendered(&self, request_id: &RequestId, docs: DocsOrigin<'_>) -> Rendered {
         Rendered {
-            status: self.0.code.spec().status,
+            status: self.status(),
             allow: self.0.allow.clone(),
             retry_after_secs: self.0.retry_after_secs,
             body: self.json(request_id.as_str(), docs),
@@ -35,17 +34,13 @@ impl ApiError {
     /// The body, exactly as serde serializes [`ErrorEnvelope`] (a test holds them equal), but
     /// written directly: every error response, 429s in a flood among them, pays for it. serde
     /// escapes each string byte by byte: this saves 5,552 instructions per refused request
-    /// (26% of the 21,325 one costs; BENCHMARKS.md, "Speed tricks re-measured").
+    /// (26% of the 21,325 one costs; BENCHMARKS.md, "Speed tricks re-measured"). Every message
+    /// is checked for what needs escaping, whoever wrote it.
     pub fn json(&self, request_id: &str, docs: DocsOrigin<'_>) -> Vec<u8> {
         let details = &*self.0;
-        let message = match &details.message {
-            // Messages written in this code base need no escaping (a test checks the catalogue's).
-            Cow::Borrowed(message) => JsonText::Plain(message),
-            Cow::Owned(message) => JsonText::Unchecked(message),
-        };
         error_json(
             details.code,
-            message,
+            JsonText::Unchecked(&details.message),
             details.param.as_deref(),
             request_id,
             docs,
@@ -69,10 +64,11 @@ impl ApiError {
     }
 }
 
-/// A string for the error body: `Plain` when it is known to need no escaping (the catalogue's
-/// messages: a test checks them), so it is copied without a scan.
+/// A string for the error body: `Catalogue` for a catalogue's default message, which the
+/// compiler has checked needs no escaping (`catalogue.rs` asserts it in a constant), so it is
+/// copied without a scan; anything else is `Unchecked`.
 enum JsonText<'a> {
-    Plain(&'a str),
+    Catalogue(ErrorCode),
     Unchecked(&'a str),
 }
 
@@ -85,7 +81,10 @@ fn error_json(
     docs: DocsOrigin<'_>,
 ) -> Vec<u8> {
     let spec = code.spec();
-    let (JsonText::Plain(message_text) | JsonText::Unchecked(message_text)) = message;
+    let message_text = match message {
+        JsonText::Catalogue(code) => code.spec().default_message,
+        JsonText::Unchecked(text) => text,
+    };
     let param_len = param.map_or(4, |param| param.len() + 2);
     // The fixed text is 93 bytes; an escaped string grows, and then the Vec does too.
     let mut out = Vec::with_capacity(
@@ -103,10 +102,9 @@ fn error_json(
     out.extend_from_slice(spec.code.as_bytes());
     out.extend_from_slice(b"\",\"message\":");
     match message {
-        JsonText::Plain(message) => {
-            debug_assert!(!needs_escaping(message), "{message}");
+        JsonText::Catalogue(_) => {
             out.push(b'"');
-            out.extend_from_slice(message.as_bytes());
+            out.extend_from_slice(message_text.as_bytes());
             out.push(b'"');
         }
         JsonText::Unchecked(message) => write_json_string(&mut out, message),
@@ -153,7 +151,7 @@ impl Rendered {
     ) -> Self {
         let code = ErrorCode::RateLimited;
         let spec = code.spec();
-        let message = JsonText::Plain(spec.default_message);
+        let message = JsonText::Catalogue(code);
         Rendered {
             status: spec.status,
             allow: None,
@@ -212,13 +210,11 @@ pub struct DocsOrigin<'a> {
 }
 
 impl<'a> DocsOrigin<'a> {
-    /// `first` then `second`, where the caller already knows whether they are `plain` (need
-    /// no escaping in JSON); see [`DocsOrigin::from`] for text not checked yet.
-    pub fn from_parts(first: &'a str, second: &'a str, plain: bool) -> Self {
-        debug_assert_eq!(plain, !needs_escaping(first) && !needs_escaping(second));
+    /// `first` then `second`; whether they need escaping is checked here, on every build.
+    pub fn from_parts(first: &'a str, second: &'a str) -> Self {
         DocsOrigin {
             pieces: [first, second],
-            plain,
+            plain: !needs_escaping(first) && !needs_escaping(second),
         }
     }
 
@@ -227,14 +223,9 @@ impl<'a> DocsOrigin<'a> {
     }
 }
 
-/// Whether `text` can go into a JSON string as it is.
-pub fn is_plain_json(text: &str) -> bool {
-    !needs_escaping(text)
-}
-
 impl<'a> From<&'a str> for DocsOrigin<'a> {
     fn from(origin: &'a str) -> Self {
-        DocsOrigin::from_parts(origin, "", !needs_escaping(origin))
+        DocsOrigin::from_parts(origin, "")
     }
 }
 

@@ -1,8 +1,13 @@
 //! Who the client is. Normally the peer's IP address. When the peer is one of the configured
-//! trusted proxies, the client is the rightmost address in `Forwarded` (RFC 7239) or, when that
-//! header is absent, `X-Forwarded-For` that is not itself a trusted proxy. From any other peer
-//! those headers are ignored, because anyone can send them. The address is resolved once per
-//! request (by the request-conventions middleware) and used by the access log and the rate
+//! trusted proxies, the client is the rightmost address that is not itself a trusted proxy in
+//! the one header the operator named as the one their proxy writes ([`ClientIpHeader`]:
+//! `X-Forwarded-For` by default, or `Forwarded`, RFC 7239), as nginx's `real_ip_header` and
+//! Envoy's `xff_num_trusted_hops` do. The other header is ignored entirely, whoever sent it: a
+//! proxy appends to the header it writes and passes the other one on untouched, so a client
+//! that sends `Forwarded` through a proxy that writes only `X-Forwarded-For` would otherwise
+//! choose its own address, and with it its own rate-limit bucket. From a peer that is not a
+//! trusted proxy both headers are ignored, because anyone can send them. The address is
+//! resolved once per request, into the request view, and used by the access log and the rate
 //! limiter alike.
 
 use std::fmt;
@@ -77,18 +82,62 @@ impl fmt::Display for IpNetwork {
     }
 }
 
+/// The one header the trusted proxies write the client's address into.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClientIpHeader {
+    /// `X-Forwarded-For`: what HAProxy's `option forwardfor`, nginx's
+    /// `$proxy_add_x_forwarded_for`, Envoy and the cloud load balancers write; the default.
+    #[default]
+    XForwardedFor,
+    /// `Forwarded` (RFC 7239): HAProxy's `option forwarded` (2.7 and later), or a proxy told
+    /// to write it.
+    Forwarded,
+}
+
+impl ClientIpHeader {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientIpHeader::XForwardedFor => "x-forwarded-for",
+            ClientIpHeader::Forwarded => "forwarded",
+        }
+    }
+}
+
+impl FromStr for ClientIpHeader {
+    type Err = String;
+
+    fn from_str(input: &str) -> Result<Self, String> {
+        match input.trim().to_ascii_lowercase().as_str() {
+            "x-forwarded-for" => Ok(ClientIpHeader::XForwardedFor),
+            "forwarded" => Ok(ClientIpHeader::Forwarded),
+            _ => Err(format!(
+                "{input:?} is not x-forwarded-for or forwarded (the header the trusted proxies \
+                 write)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ClientIpHeader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Resolves the client address of a request; cheap to clone into every worker.
 #[derive(Clone, Debug, Default)]
 pub struct ClientResolver {
     trusted_proxies: Arc<[IpNetwork]>,
+    header: ClientIpHeader,
 }
 
 const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 
 impl ClientResolver {
-    pub fn new(trusted_proxies: Vec<IpNetwork>) -> Self {
+    pub fn new(trusted_proxies: Vec<IpNetwork>, header: ClientIpHeader) -> Self {
         ClientResolver {
             trusted_proxies: trusted_proxies.into(),
+            header,
         }
     }
 
@@ -105,16 +154,15 @@ impl ClientResolver {
         if self.trusted_proxies.is_empty() || !self.is_trusted(peer) {
             return Some(peer);
         }
-        // Hops are listed client first; walk back from the proxy nearest to us.
-        let forwarded = headers.contains_key(header::FORWARDED);
-        let hops: Vec<Option<IpAddr>> = if forwarded {
-            header_elements(headers, &header::FORWARDED)
+        // Hops are listed client first; walk back from the proxy nearest to us. Only the
+        // header the proxies write is read.
+        let hops: Vec<Option<IpAddr>> = match self.header {
+            ClientIpHeader::Forwarded => header_elements(headers, &header::FORWARDED)
                 .map(forwarded_for)
-                .collect()
-        } else {
-            header_elements(headers, &X_FORWARDED_FOR)
+                .collect(),
+            ClientIpHeader::XForwardedFor => header_elements(headers, &X_FORWARDED_FOR)
                 .map(parse_node)
-                .collect()
+                .collect(),
         };
         let mut client = None;
         for hop in hops.iter().rev() {
@@ -214,6 +262,13 @@ mod tests {
     }
 
     #[test]
+    fn the_header_setting_parses() {
+        assert_eq!("X-Forwarded-For".parse(), Ok(ClientIpHeader::XForwardedFor));
+        assert_eq!("forwarded".parse(), Ok(ClientIpHeader::Forwarded));
+        assert!("x-real-ip".parse::<ClientIpHeader>().is_err());
+    }
+
+    #[test]
     fn without_trusted_proxies_forwarding_headers_are_ignored() {
         let resolver = ClientResolver::default();
         let spoofed = headers(&[("x-forwarded-for", "1.2.3.4"), ("forwarded", "for=5.6.7.8")]);
@@ -226,7 +281,10 @@ mod tests {
 
     #[test]
     fn an_untrusted_peer_cannot_spoof() {
-        let resolver = ClientResolver::new(vec!["10.0.0.0/8".parse().unwrap()]);
+        let resolver = ClientResolver::new(
+            vec!["10.0.0.0/8".parse().unwrap()],
+            ClientIpHeader::XForwardedFor,
+        );
         let spoofed = headers(&[("x-forwarded-for", "1.2.3.4")]);
         assert_eq!(
             resolver.resolve(Some(ip("203.0.113.9")), &spoofed),
@@ -236,10 +294,12 @@ mod tests {
 
     #[test]
     fn behind_trusted_proxies_the_rightmost_untrusted_hop_is_the_client() {
-        let resolver = ClientResolver::new(vec![
+        let trusted = vec![
             "10.0.0.0/8".parse().unwrap(),
             "2001:db8:ffff::/48".parse().unwrap(),
-        ]);
+        ];
+        let resolver = ClientResolver::new(trusted.clone(), ClientIpHeader::XForwardedFor);
+        let rfc7239 = ClientResolver::new(trusted, ClientIpHeader::Forwarded);
         let proxy = Some(ip("10.0.0.2"));
         // The client claims 1.1.1.1, the trusted proxies saw 198.51.100.7.
         let chain = headers(&[("x-forwarded-for", "1.1.1.1, 198.51.100.7, 10.0.0.9")]);
@@ -254,22 +314,25 @@ mod tests {
             "for=1.1.1.1, for=\"[2001:db8:cafe::17]:4711\";proto=https, for=10.0.0.3:80",
         )]);
         assert_eq!(
-            resolver.resolve(proxy, &forwarded),
+            rfc7239.resolve(proxy, &forwarded),
             Some(ip("2001:db8:cafe::17"))
         );
-        // Forwarded wins over X-Forwarded-For.
+        // Only the named header counts: the other one is the client's own invention.
         let both = headers(&[
             ("forwarded", "for=192.0.2.60"),
             ("x-forwarded-for", "192.0.2.99"),
         ]);
-        assert_eq!(resolver.resolve(proxy, &both), Some(ip("192.0.2.60")));
+        assert_eq!(resolver.resolve(proxy, &both), Some(ip("192.0.2.99")));
+        assert_eq!(rfc7239.resolve(proxy, &both), Some(ip("192.0.2.60")));
+        let forged = headers(&[("forwarded", "for=192.0.2.60")]);
+        assert_eq!(resolver.resolve(proxy, &forged), proxy);
         // Only trusted hops: the leftmost; no header: the proxy itself.
         let internal = headers(&[("x-forwarded-for", "10.9.9.9, 10.0.0.5")]);
         assert_eq!(resolver.resolve(proxy, &internal), Some(ip("10.9.9.9")));
         assert_eq!(resolver.resolve(proxy, &HeaderMap::new()), proxy);
         // An obfuscated hop cannot be keyed.
         let hidden = headers(&[("forwarded", "for=_hidden")]);
-        assert_eq!(resolver.resolve(proxy, &hidden), None);
+        assert_eq!(rfc7239.resolve(proxy, &hidden), None);
         let garbage = headers(&[("x-forwarded-for", "not-an-address")]);
         assert_eq!(resolver.resolve(proxy, &garbage), None);
     }

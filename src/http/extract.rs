@@ -84,10 +84,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
             }
             let mut bytes = BytesMut::new();
             while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|error| {
-                    ApiError::new(ErrorCode::RequestInvalid)
-                        .with_message(format!("The request body could not be read: {error}."))
-                })?;
+                let chunk = chunk.map_err(|error| unreadable_body(&error, limit))?;
                 if bytes.len() + chunk.len() > limit {
                     return Err(too_large(limit));
                 }
@@ -152,9 +149,33 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
+/// `json_invalid`, in this service's words: where parsing stopped, never serde's text.
 fn json_invalid(error: &serde_json::Error) -> ApiError {
-    ApiError::new(ErrorCode::JsonInvalid)
-        .with_message(format!("The request body is not valid JSON: {error}."))
+    let (line, column) = (error.line(), error.column());
+    let message = match error.classify() {
+        serde_json::error::Category::Eof => format!(
+            "The request body is not valid JSON: it ends before the JSON does (line {line}, \
+             column {column})."
+        ),
+        _ => format!(
+            "The request body is not valid JSON: parsing failed at line {line}, column {column}."
+        ),
+    };
+    ApiError::new(ErrorCode::JsonInvalid).with_message(message)
+}
+
+/// A body that could not be read to its end, in this service's words: the framework's text
+/// describes its internals (`payload reached EOF before completing: None`).
+fn unreadable_body(error: &actix_web::error::PayloadError, limit: usize) -> ApiError {
+    use actix_web::error::PayloadError;
+    match error {
+        PayloadError::Overflow => too_large(limit),
+        PayloadError::Incomplete(_) => ApiError::new(ErrorCode::RequestInvalid)
+            .with_message("The request body ended before the length it announced."),
+        PayloadError::EncodingCorrupted => ApiError::new(ErrorCode::RequestInvalid)
+            .with_message("The request body's transfer encoding is malformed."),
+        _ => ApiError::new(ErrorCode::RequestInvalid),
+    }
 }
 
 /// Turns a serde data error at `path` into the catalogue code a client can act on. serde
@@ -179,8 +200,9 @@ fn field_error(path: &serde_path_to_error::Path, message: &str) -> ApiError {
             .with_param(name);
     }
     match location {
+        // serde's text names Rust types and echoes the value; the message names the parameter.
         Some(name) => ApiError::new(ErrorCode::ParameterInvalid)
-            .with_message(format!("Invalid value for parameter {name}: {message}"))
+            .with_message(format!("Invalid value for parameter {name}."))
             .with_param(name),
         None => ApiError::new(ErrorCode::ParameterInvalid)
             .with_message("The request parameters must form a JSON object of named fields."),

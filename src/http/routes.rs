@@ -1,11 +1,10 @@
 //! The route machinery every endpoint is mounted with, below the endpoints themselves (the
 //! list of them is `api::register`). [`resource`] mounts an endpoint's handler at the path and
 //! for the methods its `#[utoipa::path]` documents, so the two cannot disagree. [`RouteTable`]
-//! is built from the document that registration produced, and the fallback service uses it to
-//! tell a wrong method on a known path (405 with `Allow`) from a path that does not exist
-//! (404), so every new endpoint gets both without code of its own.
-
-use std::rc::Rc;
+//! is built from the document that registration produced; the request view finds a request's
+//! route in it once, and the 405 (with `Allow`) or 404 of a request no route took, the rate
+//! limit's policy and the metrics' route label all follow that one answer, so every new
+//! endpoint gets them without code of its own.
 
 use actix_web::Resource;
 use actix_web::dev::{ResourceDef, ServiceRequest, ServiceResponse};
@@ -15,8 +14,6 @@ use actix_web::http::header::HeaderValue;
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::{HttpMethod, PathItem};
 use utoipa_actix_web::service_config::ServiceConfig;
-
-use crate::errors::ApiError;
 
 /// Version prefix of every endpoint; the OpenAPI document's server URL. Handlers carry their
 /// full path (`/v1/...`) rather than sitting in a `/v1` scope: the scope cost a second routing
@@ -63,10 +60,21 @@ fn actix_method(method: &HttpMethod) -> Method {
 /// the shared machinery (body parsing, panics, slow requests) through routes of their own.
 pub type ExtraRoutes = fn(&mut ServiceConfig);
 
-/// Every registered path pattern with the methods it answers.
+/// Every registered path pattern with the methods it answers: the one table that says which
+/// route a path is (the request view, the 405's `Allow`, the metrics' route label).
 #[derive(Debug, Default)]
 pub struct RouteTable {
     routes: Vec<(ResourceDef, HeaderValue)>,
+}
+
+/// A route of a [`RouteTable`], by its place in the table (the order the paths were added).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RouteIndex(u16);
+
+impl RouteIndex {
+    pub fn get(self) -> usize {
+        usize::from(self.0)
+    }
 }
 
 impl RouteTable {
@@ -93,31 +101,63 @@ impl RouteTable {
                 .iter()
                 .map(|path| (ResourceDef::new(*path), allow.clone())),
         );
+        assert!(
+            self.routes.len() <= usize::from(u16::MAX),
+            "a route index fits in 16 bits"
+        );
         self
+    }
+
+    /// The route whose pattern matches `path` (as the router decodes it), whatever the method.
+    pub fn find(&self, path: &str) -> Option<RouteIndex> {
+        self.routes
+            .iter()
+            .position(|(pattern, _)| pattern.is_match(path))
+            .map(|index| RouteIndex(index as u16))
+    }
+
+    /// The methods `route` answers, as an `Allow` value.
+    pub fn allow(&self, route: RouteIndex) -> &HeaderValue {
+        &self.routes[route.get()].1
     }
 
     /// The `Allow` value for `path`, or `None` when no route has that path.
     pub fn allow_for(&self, path: &str) -> Option<&HeaderValue> {
-        self.routes
-            .iter()
-            .find(|(pattern, _)| pattern.is_match(path))
-            .map(|(_, allow)| allow)
+        self.find(path).map(|route| self.allow(route))
     }
 
-    /// The service that answers every request no route took: 405 when the path exists with
-    /// other methods, 404 otherwise.
-    pub fn into_fallback(
-        self,
-    ) -> impl Fn(ServiceRequest) -> std::future::Ready<Result<ServiceResponse, actix_web::Error>> + Clone
-    {
-        let table = Rc::new(self);
-        move |request: ServiceRequest| {
-            let error = match table.allow_for(request.path()) {
-                Some(allow) => ApiError::method_not_allowed(request.method(), allow.clone()),
-                None => ApiError::resource_missing(request.method(), request.path()),
-            };
-            std::future::ready(Ok(request.error_response(error)))
-        }
+    /// Every route's pattern (`/v1/things/{thing}`), in index order.
+    pub fn templates(&self) -> impl Iterator<Item = &str> {
+        self.routes.iter().map(|(pattern, _)| {
+            pattern
+                .pattern()
+                .expect("every route is added with a single pattern")
+        })
+    }
+}
+
+/// The service behind every request no route took. It does not decide between 404 and 405
+/// itself: it answers [`NoRoute`], and the request-conventions middleware turns that into the
+/// 404 or the 405 with `Allow` from the request view, where the route was already decided.
+pub fn no_route(
+    request: ServiceRequest,
+) -> std::future::Ready<Result<ServiceResponse, actix_web::Error>> {
+    std::future::ready(Ok(request.error_response(NoRoute)))
+}
+
+/// The marker error of [`no_route`]; the middleware replaces it before a client sees it.
+#[derive(Debug)]
+pub struct NoRoute;
+
+impl std::fmt::Display for NoRoute {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no route answers this method and path")
+    }
+}
+
+impl actix_web::ResponseError for NoRoute {
+    fn status_code(&self) -> actix_web::http::StatusCode {
+        actix_web::http::StatusCode::NOT_FOUND
     }
 }
 

@@ -23,6 +23,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::trace_context::TraceId;
+use crate::http::view::{path_for_log, write_path_for_log};
 use crate::request_id::RequestId;
 
 /// Bytes gathered before a worker writes them out.
@@ -133,7 +134,7 @@ fn append_access_line(out: &mut Vec<u8>, record: &AccessRecord<'_>, format: LogF
                 request_id: record.request_id.as_str(),
                 client: client.as_deref(),
                 method: record.method,
-                path: record.path,
+                path: &path_for_log(record.path),
                 status: record.status,
                 duration_us: record.micros,
                 trace_id: record.trace_id.map(TraceId::as_str),
@@ -170,7 +171,8 @@ fn write_access_text(out: &mut Vec<u8>, record: &AccessRecord<'_>) {
     out.extend_from_slice(b" \"");
     out.extend_from_slice(record.method.as_bytes());
     out.push(b' ');
-    out.extend_from_slice(record.path.as_bytes());
+    // The path as the router decoded it, with what could break the line encoded again.
+    write_path_for_log(out, record.path);
     out.extend_from_slice(b"\" ");
     out.extend_from_slice(itoa::Buffer::new().format(record.status).as_bytes());
     out.push(b' ');

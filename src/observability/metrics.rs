@@ -19,7 +19,6 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use actix_web::dev::ResourceDef;
 use actix_web::http::Method;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
@@ -27,6 +26,7 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
 use super::process::ProcessCollector;
+use crate::http::routes::RouteIndex as TableIndex;
 use crate::http::tls::CertificateStore;
 use crate::rate_limit::{PolicyName, RateLimits};
 
@@ -143,12 +143,13 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// Route templates for the `route` label: the registered patterns, in registration order (the
+/// Route templates for the `route` label: the route table's patterns, in its order (the
 /// documentation's files among them), then any other path under `/docs/` as one label; anything
-/// else is [`UNMATCHED`].
+/// else is [`UNMATCHED`]. Which route a request took is the request view's answer: nothing
+/// here matches a path again.
 #[derive(Clone, Debug)]
 pub struct RouteLabels {
-    routes: Rc<[(ResourceDef, Arc<str>)]>,
+    routes: Rc<[Arc<str>]>,
 }
 
 /// Index into [`RouteLabels`], or one of the two labels below.
@@ -162,36 +163,33 @@ const REFERENCE_FILES_INDEX: u8 = u8::MAX - 1;
 const REFERENCE_FILES: &str = "/docs/{file}";
 
 impl RouteLabels {
-    pub fn new<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Self {
-        let routes: Vec<_> = patterns
+    /// The labels of the routes in `table`, in its order.
+    pub fn new<'a>(templates: impl IntoIterator<Item = &'a str>) -> Self {
+        let routes: Vec<Arc<str>> = templates
             .into_iter()
             .take(usize::from(REFERENCE_FILES_INDEX))
-            .map(|pattern| (ResourceDef::new(pattern), Arc::from(pattern)))
+            .map(Arc::from)
             .collect();
         RouteLabels {
             routes: routes.into(),
         }
     }
 
-    pub fn index(&self, path: &str) -> RouteIndex {
-        if let Some(index) = self
-            .routes
-            .iter()
-            .position(|(pattern, _)| pattern.is_match(path))
-        {
-            return RouteIndex(index as u8);
+    /// The label of a request that matched `route` (as the request view decided) at `path`
+    /// (the path as the router decoded it).
+    pub fn index(&self, route: Option<TableIndex>, path: &str) -> RouteIndex {
+        match route {
+            Some(route) if route.get() < self.routes.len() => RouteIndex(route.get() as u8),
+            _ if path.starts_with("/docs/") => RouteIndex(REFERENCE_FILES_INDEX),
+            _ => RouteIndex(UNMATCHED_INDEX),
         }
-        if path.starts_with("/docs/") {
-            return RouteIndex(REFERENCE_FILES_INDEX);
-        }
-        RouteIndex(UNMATCHED_INDEX)
     }
 
     fn label(&self, index: RouteIndex) -> Arc<str> {
         match index.0 {
             UNMATCHED_INDEX => Arc::from(UNMATCHED),
             REFERENCE_FILES_INDEX => Arc::from(REFERENCE_FILES),
-            index => Arc::clone(&self.routes[usize::from(index)].1),
+            index => Arc::clone(&self.routes[usize::from(index)]),
         }
     }
 }
@@ -214,9 +212,9 @@ impl Drop for InFlight {
 }
 
 impl WorkerMetrics {
-    /// The route label of `path`.
-    pub fn route(&self, path: &str) -> RouteIndex {
-        self.routes.index(path)
+    /// The route label of a request the view matched to `route` at `path`.
+    pub fn route(&self, route: Option<TableIndex>, path: &str) -> RouteIndex {
+        self.routes.index(route, path)
     }
 
     /// A request goes in flight until the returned guard is dropped.
@@ -489,9 +487,14 @@ impl Collector for RequestCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::http::routes::RouteTable;
+
+    fn table() -> RouteTable {
+        RouteTable::default().with_paths(&["/v1/ping", "/v1/things/{thing}", "/docs/errors"], "GET")
+    }
 
     fn routes() -> RouteLabels {
-        RouteLabels::new(["/v1/ping", "/v1/things/{thing}", "/docs/errors"])
+        RouteLabels::new(table().templates())
     }
 
     #[test]
@@ -506,7 +509,8 @@ mod tests {
             ("/", UNMATCHED),
             ("/docs", UNMATCHED),
         ] {
-            assert_eq!(&*routes.label(routes.index(path)), label, "{path}");
+            let route = table().find(path);
+            assert_eq!(&*routes.label(routes.index(route, path)), label, "{path}");
         }
     }
 
@@ -519,9 +523,14 @@ mod tests {
         for n in 0..100_000u32 {
             let path = format!("/random/{n:x}/{}", n.wrapping_mul(2_654_435_761));
             let method = if n % 2 == 0 { &Method::GET } else { &brew };
-            worker.record(worker.route(&path), method, 404, 50);
+            worker.record(worker.route(None, &path), method, 404, 50);
         }
-        worker.record(worker.route("/v1/ping"), &Method::GET, 200, 150);
+        worker.record(
+            worker.route(table().find("/v1/ping"), "/v1/ping"),
+            &Method::GET,
+            200,
+            150,
+        );
         let text = metrics.render();
         let series: Vec<&str> = text
             .lines()
@@ -542,7 +551,7 @@ mod tests {
     fn durations_fall_in_their_buckets() {
         let metrics = Metrics::new(RateLimits::new(None), None);
         let worker = Rc::new(metrics.for_worker(routes()));
-        let route = worker.route("/v1/ping");
+        let route = worker.route(table().find("/v1/ping"), "/v1/ping");
         for micros in [40, 100, 101, 20_000_000] {
             worker.record(route, &Method::GET, 200, micros);
         }

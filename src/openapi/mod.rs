@@ -194,14 +194,18 @@ fn add_convention_headers(response: &mut Response) {
             "RateLimit-Policy",
             string().pattern(Some(r#"^"api";q=[0-9]+;w=[0-9]+$"#)),
             "The client's quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests at \
-             once, refilled in `w` seconds. Absent only where the operator switched limiting off.",
+             once, refilled in `w` seconds. Absent where the operator switched limiting off, \
+             and on the answers the HTTP layer gives to a request head it could not read (400, \
+             408, 414, 431), which is never counted.",
             Some(r#""api";q=50;w=5"#),
         ),
         (
             "RateLimit",
             string().pattern(Some(r#"^"api";r=[0-9]+;t=[0-9]+$"#)),
             "The client's quota now (draft-ietf-httpapi-ratelimit-headers): `r` requests left, \
-             full again in `t` seconds. Absent only where the operator switched limiting off.",
+             full again in `t` seconds. Absent where the operator switched limiting off, \
+             and on the answers the HTTP layer gives to a request head it could not read (400, \
+             408, 414, 431), which is never counted.",
             Some(r#""api";r=49;t=1"#),
         ),
     ];

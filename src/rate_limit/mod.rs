@@ -27,7 +27,7 @@ use futures_util::future::LocalBoxFuture;
 
 use self::memory::MemoryStore;
 use self::redis::{RedisStore, RedisUrl, StoreCounts};
-use crate::http::routes::API_PREFIX;
+use crate::http::view::RequestView;
 
 /// Header names of the quota fields.
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -197,12 +197,10 @@ impl PolicyName {
         }
     }
 
-    /// The policy that guards `path`: the API's under the API prefix, the docs' elsewhere.
-    fn for_path(path: &str) -> PolicyName {
-        let api = path
-            .strip_prefix(API_PREFIX)
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'));
-        if api {
+    /// The policy that guards a request: the API's when its path, as the router decoded it,
+    /// is under the API prefix, the docs' otherwise.
+    pub fn of(view: &RequestView) -> PolicyName {
+        if view.is_api() {
             PolicyName::Api
         } else {
             PolicyName::Docs
@@ -331,14 +329,15 @@ pub struct WorkerLimits {
 }
 
 impl WorkerLimits {
-    /// Counts one request from `client` to `path` against the limiter for that path: the quota
-    /// fields to send back (`None` when limiting is off), or the refusal.
-    pub fn check(&self, path: &str, client: Option<IpAddr>) -> Check {
+    /// Counts one request against the limiter of its policy, in its client's bucket, both as
+    /// the request view decided them: the quota fields to send back (`None` when limiting is
+    /// off), or the refusal.
+    pub fn check(&self, view: &RequestView) -> Check {
         let Some(limits) = &self.limits.limits else {
             return Check::Decided(Ok(None));
         };
-        let policy = PolicyName::for_path(path);
-        let key = ClientKey::of(client);
+        let policy = PolicyName::of(view);
+        let key = ClientKey::of(view.client());
         match (&limits.shared, &self.connection) {
             (Some(shared), Some(connection)) if shared.is_up() => {
                 let (limits, connection) = (Arc::clone(limits), connection.clone());
@@ -445,11 +444,34 @@ mod tests {
 
     #[test]
     fn only_api_paths_use_the_api_limiter() {
-        for path in ["/v1", "/v1/", "/v1/ping", "/v1/pings/x"] {
-            assert_eq!(PolicyName::for_path(path), PolicyName::Api, "{path}");
+        let policy = |path: &str| {
+            let request = actix_web::test::TestRequest::with_uri(path).to_srv_request();
+            let view = RequestView::of(
+                &request,
+                &crate::http::routes::RouteTable::default(),
+                &crate::http::client::ClientResolver::default(),
+            );
+            PolicyName::of(&view)
+        };
+        for path in [
+            "/v1",
+            "/v1/",
+            "/v1/ping",
+            "/v1/pings/x",
+            "/v%31/ping",
+            "/%76%31/x",
+        ] {
+            assert_eq!(policy(path), PolicyName::Api, "{path}");
         }
-        for path in ["/", "/v10/ping", "/docs/", "/openapi/v1.json", "/v1ping"] {
-            assert_eq!(PolicyName::for_path(path), PolicyName::Docs, "{path}");
+        for path in [
+            "/",
+            "/v10/ping",
+            "/docs/",
+            "/openapi/v1.json",
+            "/v1ping",
+            "/v1%2Fping",
+        ] {
+            assert_eq!(policy(path), PolicyName::Docs, "{path}");
         }
     }
 

@@ -113,10 +113,12 @@ async fn metrics_text(state: web::Data<AdminState>) -> HttpResponse {
 
 /// 405 with `Allow` on an admin path, 404 anywhere else, in the contract's error shape.
 fn not_served(request: &HttpRequest, docs_base: &DocsBase) -> HttpResponse {
-    let error = if PATHS.contains(&request.path()) {
+    // The path as the router decoded and matched it, like the API's request view.
+    let path = request.match_info().as_str();
+    let error = if PATHS.contains(&path) {
         ApiError::method_not_allowed(request.method(), HeaderValue::from_static("GET, HEAD"))
     } else {
-        ApiError::resource_missing(request.method(), request.path())
+        ApiError::resource_missing(request.method(), path)
     };
     let request_id = RequestId::generate();
     let mut response = error.to_response(&request_id, docs_base.resolve(None));

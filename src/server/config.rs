@@ -14,7 +14,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::conventions::HeaderLimits;
-use crate::http::client::IpNetwork;
+use crate::http::client::{ClientIpHeader, IpNetwork};
 use crate::observability::logging::LogFormat;
 use crate::rate_limit::redis::RedisUrl;
 use crate::rate_limit::{Quota, RateLimitSettings, StoreSetting};
@@ -73,8 +73,8 @@ pub struct ServerConfig {
     #[arg(long, env = "PARTNER_API_DOCS_BASE_URL", value_name = "URL", value_parser = parse_base_url)]
     pub docs_base_url: Option<BaseUrl>,
 
-    /// Worker threads. Default: the number of CPUs this process may run on.
-    #[arg(long, env = "PARTNER_API_WORKERS", value_name = "N")]
+    /// Worker threads, 1 to 256. Default: the number of CPUs this process may run on.
+    #[arg(long, env = "PARTNER_API_WORKERS", value_name = "N", value_parser = parse_workers)]
     pub workers: Option<NonZeroUsize>,
 
     /// Address and port of the admin listener (/livez, /readyz, /metrics), or `off`. Never the
@@ -99,13 +99,9 @@ pub struct ServerConfig {
           value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub shutdown_delay_secs: u64,
 
-    /// Seconds that in-flight requests get to finish after SIGTERM or SIGINT.
-    #[arg(
-        long,
-        env = "PARTNER_API_SHUTDOWN_GRACE_SECS",
-        default_value_t = 30,
-        value_name = "SECS"
-    )]
+    /// Seconds that in-flight requests get to finish after SIGTERM or SIGINT (at most an hour).
+    #[arg(long, env = "PARTNER_API_SHUTDOWN_GRACE_SECS", default_value_t = 30, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub shutdown_grace_secs: u64,
 
     /// Largest request body accepted, in bytes; larger ones get 413 payload_too_large.
@@ -113,19 +109,16 @@ pub struct ServerConfig {
           value_parser = clap::value_parser!(u32).range(1..=16 * 1024 * 1024))]
     pub max_body_bytes: u32,
 
-    /// Seconds an idle keep-alive connection stays open (0 closes after each response).
-    #[arg(
-        long,
-        env = "PARTNER_API_KEEP_ALIVE_SECS",
-        default_value_t = 5,
-        value_name = "SECS"
-    )]
+    /// Seconds an idle keep-alive connection stays open (0 closes after each response; at most
+    /// an hour).
+    #[arg(long, env = "PARTNER_API_KEEP_ALIVE_SECS", default_value_t = 5, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub keep_alive_secs: u64,
 
     /// Milliseconds a client has to send a complete request head before the connection is
-    /// closed (guards against slow clients holding connections).
+    /// closed (guards against slow clients holding connections; at most ten minutes).
     #[arg(long, env = "PARTNER_API_REQUEST_HEAD_TIMEOUT_MS", default_value_t = 5000, value_name = "MS",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub request_head_timeout_ms: u64,
 
     /// Header fields a request head may have, over HTTP/1.1 and HTTP/2 alike; more get 431
@@ -204,8 +197,8 @@ pub struct ServerConfig {
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub rate_limit_prune_secs: u64,
 
-    /// Proxies (IP addresses or CIDR networks, comma-separated) whose Forwarded and
-    /// X-Forwarded-For headers name the client. From any other peer they are ignored.
+    /// Proxies (IP addresses or CIDR networks, comma-separated) whose --client-ip-header names
+    /// the client. From any other peer it is ignored.
     #[arg(
         long,
         env = "PARTNER_API_TRUSTED_PROXIES",
@@ -213,6 +206,17 @@ pub struct ServerConfig {
         value_delimiter = ','
     )]
     pub trusted_proxies: Vec<IpNetwork>,
+
+    /// The one header the trusted proxies write the client's address into: `x-forwarded-for`
+    /// (HAProxy's `option forwardfor`, nginx's `$proxy_add_x_forwarded_for`, cloud load
+    /// balancers) or `forwarded` (RFC 7239). The other header is ignored, whoever sent it.
+    #[arg(
+        long,
+        env = "PARTNER_API_CLIENT_IP_HEADER",
+        default_value = "x-forwarded-for",
+        value_name = "HEADER"
+    )]
+    pub client_ip_header: ClientIpHeader,
 
     /// PEM certificate chain; with --tls-key the service speaks HTTPS (TLS 1.2/1.3, HTTP/2).
     #[arg(
@@ -232,22 +236,16 @@ pub struct ServerConfig {
     )]
     pub tls_key: Option<PathBuf>,
 
-    /// Seconds between checks of the certificate files for changes (0: reload on SIGHUP only).
-    #[arg(
-        long,
-        env = "PARTNER_API_TLS_WATCH_SECS",
-        default_value_t = 5,
-        value_name = "SECS"
-    )]
+    /// Seconds between checks of the certificate files for changes (0: reload on SIGHUP only;
+    /// at most a day).
+    #[arg(long, env = "PARTNER_API_TLS_WATCH_SECS", default_value_t = 5, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub tls_watch_secs: u64,
 
-    /// max-age of Strict-Transport-Security on HTTPS responses (0 leaves the header out).
-    #[arg(
-        long,
-        env = "PARTNER_API_HSTS_MAX_AGE_SECS",
-        default_value_t = 63_072_000,
-        value_name = "SECS"
-    )]
+    /// max-age of Strict-Transport-Security on HTTPS responses (0 leaves the header out; at
+    /// most ten years).
+    #[arg(long, env = "PARTNER_API_HSTS_MAX_AGE_SECS", default_value_t = 63_072_000, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(0..=315_360_000))]
     pub hsts_max_age_secs: u64,
 }
 
@@ -409,6 +407,14 @@ fn parse_base_url(input: &str) -> Result<BaseUrl, String> {
         return Err("the URL must not have a query or a fragment".to_owned());
     }
     Ok(BaseUrl(Arc::from(input.trim_end_matches('/'))))
+}
+
+/// Worker threads: a bound, since each holds a thread, a runtime and connections of its own.
+fn parse_workers(input: &str) -> Result<NonZeroUsize, String> {
+    match input.parse::<usize>() {
+        Ok(workers @ 1..=256) => Ok(NonZeroUsize::new(workers).expect("1 or more")),
+        _ => Err("expected a number of worker threads from 1 to 256".to_owned()),
+    }
 }
 
 fn parse_timeout(input: &str) -> Result<f64, String> {

@@ -14,7 +14,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::body::MessageBody;
-use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::dev::{
+    H1ErrorResponse, Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse,
+};
 use actix_web::http::KeepAlive;
 use actix_web::http::header::HeaderValue;
 use actix_web::{App, Error, HttpServer};
@@ -22,11 +24,11 @@ use socket2::{Domain, Protocol, Socket, Type};
 use utoipa_actix_web::AppExt;
 
 use crate::api;
-use crate::conventions::{DocsBase, HeaderLimits, RequestConventions};
+use crate::conventions::{DocsBase, HeaderLimits, RequestConventions, http_layer_rejection};
 use crate::docs;
 use crate::http::client::ClientResolver;
 use crate::http::extract::BodyLimit;
-use crate::http::routes::{ExtraRoutes, RouteTable};
+use crate::http::routes::{ExtraRoutes, RouteTable, no_route};
 use crate::http::tls::{CertificateStore, TlsError};
 use crate::observability::metrics::{Metrics, RouteLabels};
 use crate::rate_limit::RateLimits;
@@ -67,23 +69,24 @@ pub fn app(
         .configure(api::register)
         .configure(extra_routes)
         .split_for_parts();
-    let routes = settings.metrics.map(|metrics| {
-        let paths = document.paths.paths.keys().map(String::as_str);
-        (metrics, RouteLabels::new(paths.chain(docs::PATHS)))
-    });
-    let fallback = RouteTable::from_document(&document)
-        .with_paths(&docs::PATHS, "GET, HEAD")
-        .into_fallback();
+    // The one table of routes: the request view finds each request's route in it, and the
+    // 405's `Allow` and the metrics' route labels are read from it by that route.
+    let routes =
+        Arc::new(RouteTable::from_document(&document).with_paths(&docs::PATHS, "GET, HEAD"));
+    let metrics = settings
+        .metrics
+        .map(|metrics| (metrics, RouteLabels::new(routes.templates())));
     app.configure(docs::register)
         .app_data(settings.body_limit)
-        .default_service(actix_web::dev::fn_service(fallback))
+        .default_service(actix_web::dev::fn_service(no_route))
         .wrap(RequestConventions::new(
             settings.docs_base,
             settings.header_limits,
             settings.clients,
+            routes,
             settings.rate_limits,
             settings.hsts,
-            routes,
+            metrics,
         ))
 }
 
@@ -195,10 +198,13 @@ impl Application {
                         .expect("a number is a header value")
                 }),
             body_limit: BodyLimit(config.max_body_bytes as usize),
-            clients: ClientResolver::new(config.trusted_proxies.clone()),
+            clients: ClientResolver::new(config.trusted_proxies.clone(), config.client_ip_header),
             rate_limits: rate_limits.clone(),
             metrics: metrics.clone(),
         };
+        // The HTTP layer's own rejections answer in the contract's shape too.
+        let rejection_docs = docs_base.clone();
+        let rejection_hsts = settings.hsts.clone();
         let server = HttpServer::new(move || {
             // The factory runs on each worker thread: batch that worker's log lines.
             crate::observability::logging::batch_on_this_worker();
@@ -216,6 +222,11 @@ impl Application {
         .h2_max_concurrent_streams(config.h2_max_concurrent_streams)
         .h2_max_header_list_size(config.max_header_bytes)
         .tls_handshake_timeout(Duration::from_millis(config.tls_handshake_timeout_ms))
+        // Also from the patched actix-http: a malformed, too large or too slow request head gets
+        // the contract's JSON error, not an empty body.
+        .h1_error_response(H1ErrorResponse::new(move |status| {
+            http_layer_rejection(status, &rejection_docs, rejection_hsts.as_ref()).into()
+        }))
         .shutdown_timeout(config.shutdown_grace_secs)
         // Signals are handled in `run_until_stopped`: actix-server would stop at once on
         // SIGINT, and both signals must drain in-flight requests.

@@ -61,6 +61,35 @@ async fn framework_error_text_is_not_sent_to_the_client() {
 #[actix_web::test]
 async fn a_plain_text_error_response_is_converted() {
     let app = spawn_app().await;
-    let response = app.get("/test/plain-error").await;
+    let response = app.get("/test/plain-error/500").await;
     app.assert_error(&response, ExpectedError::internal());
+}
+
+/// A status the catalogue has no row for keeps its status (and its `Retry-After`): a 401, 409
+/// or 503 is never rewritten to 400 or 500. The body carries the code of the status's class,
+/// and the gap is logged as an error (a test of the catalogue keeps it from happening).
+#[actix_web::test]
+async fn a_status_without_a_catalogue_row_is_not_rewritten() {
+    let app = spawn_app().await;
+    for status in [401, 409] {
+        let response = app.get(&format!("/test/plain-error/{status}")).await;
+        app.assert_error(
+            &response,
+            ExpectedError::invalid_request(
+                status,
+                "request_invalid",
+                "The request could not be understood.",
+                None,
+            ),
+        );
+    }
+    let response = app.get("/test/plain-error/503").await;
+    app.assert_error(
+        &response,
+        ExpectedError {
+            status: 503,
+            ..ExpectedError::internal()
+        },
+    );
+    assert_eq!(response.headers["retry-after"], "7");
 }

@@ -309,9 +309,16 @@ async fn framework_error() -> Result<HttpResponse, actix_web::Error> {
 
 /// Answers with a plain-text error response, as a third-party middleware might.
 #[utoipa::path(responses((status = 503, description = "plain text error")))]
-#[get("/plain-error")]
-async fn plain_error() -> HttpResponse {
-    HttpResponse::ServiceUnavailable()
+/// A bare error response with the status in the path (a 503 also carries `Retry-After`), the
+/// way a middleware or a future endpoint might build one.
+#[get("/plain-error/{status}")]
+async fn plain_error(status: web::Path<u16>) -> HttpResponse {
+    let status = actix_web::http::StatusCode::from_u16(*status).unwrap();
+    let mut response = HttpResponse::build(status);
+    if status == actix_web::http::StatusCode::SERVICE_UNAVAILABLE {
+        response.insert_header(("retry-after", "7"));
+    }
+    response
         .content_type(ContentType::plaintext())
         .body("plain text")
 }

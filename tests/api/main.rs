@@ -6,6 +6,7 @@ mod body;
 mod contract;
 mod conventions;
 mod docs;
+mod edge;
 mod faults;
 mod helpers;
 mod http2;

@@ -648,3 +648,147 @@ fn a_traceparent_names_the_trace_in_the_text_access_line() {
         "{line}"
     );
 }
+
+/// Every numeric setting (its value is a number: `N`, `SECS`, `MS` or `BYTES`) tried with 0, a
+/// very large value and a malformed one: each either stops the start with one line naming the
+/// setting and exit code 2, or starts a service that answers pings over HTTP/1.1 (twice on one
+/// keep-alive connection) and HTTP/2, and logs no panic. A value out of a setting's range once
+/// started and then panicked every worker (`--keep-alive-secs 10000000000000000000`).
+#[test]
+fn every_numeric_setting_has_a_range_or_works() {
+    use clap::CommandFactory;
+    let command = partner_api::server::config::Cli::command();
+    let numeric: Vec<(String, String)> = command
+        .get_arguments()
+        .filter(|argument| {
+            argument.get_value_names().is_some_and(|names| {
+                names
+                    .iter()
+                    .any(|name| ["N", "SECS", "MS", "BYTES"].contains(&name.as_str()))
+            })
+        })
+        .map(|argument| {
+            let env = argument.get_env().unwrap().to_string_lossy().into_owned();
+            (format!("--{}", argument.get_long().unwrap()), env)
+        })
+        .collect();
+    assert!(numeric.len() >= 15, "{numeric:?}");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // HTTPS, since HTTP/2 is spoken over TLS only.
+    let pki = TestPki::new("numeric-settings");
+    let (cert, key) = (
+        pki.cert_path.to_str().unwrap(),
+        pki.key_path.to_str().unwrap(),
+    );
+    let ca = reqwest::Certificate::from_pem(&std::fs::read(&pki.ca_path).unwrap()).unwrap();
+    for (flag, env) in &numeric {
+        for value in ["0", "10000000000000000000", "12x"] {
+            let mut child = partner_api()
+                .args(["--bind", "127.0.0.1:0", "--shutdown-grace-secs", "2"])
+                .args(["--tls-cert", cert, "--tls-key", key])
+                .args([flag.as_str(), value])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let stderr = child.stderr.take().unwrap();
+            let (sender, lines) = mpsc::channel();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if sender.send(line).is_err() {
+                        break;
+                    }
+                }
+            });
+            // Its lines until it says where it listens, or until it exits (stderr closes).
+            let deadline = Instant::now() + WAIT;
+            let mut seen = Vec::new();
+            let listening = loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match lines.recv_timeout(left) {
+                    Ok(line) if line.contains(" listening on ") => break Some(line),
+                    Ok(line) => seen.push(line),
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        let _ = child.kill();
+                        panic!("{flag} {value}: neither started nor exited: {seen:?}");
+                    }
+                }
+            };
+            let Some(first) = listening else {
+                let status = child.wait().unwrap();
+                assert_eq!(status.code(), Some(2), "{flag} {value}: {seen:?}");
+                assert_eq!(seen.len(), 1, "{flag} {value}: not one line: {seen:?}");
+                let line = &seen[0];
+                assert!(line.starts_with("error: "), "{flag} {value}: {line}");
+                assert!(
+                    line.contains(flag.as_str()) && line.contains(env.as_str()),
+                    "{flag} {value}: the line names neither: {line}"
+                );
+                continue;
+            };
+            seen.push(first.clone());
+            let mut server = ServerProcess {
+                child,
+                lines,
+                seen,
+                address: "0.0.0.0:0".parse().unwrap(),
+                admin: None,
+            };
+            server.address = first
+                .split("://")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap()
+                .parse()
+                .unwrap();
+            let base = format!("https://localhost:{}", server.address.port());
+            runtime.block_on(async {
+                let client = |http1_only: bool| {
+                    let builder = reqwest::Client::builder()
+                        .no_proxy()
+                        .use_rustls_tls()
+                        .tls_built_in_root_certs(false)
+                        .add_root_certificate(ca.clone())
+                        .resolve("localhost", server.address);
+                    if http1_only {
+                        builder.http1_only()
+                    } else {
+                        builder.http2_prior_knowledge()
+                    }
+                    .build()
+                    .unwrap()
+                };
+                let (http1, http2) = (client(true), client(false));
+                for (name, client) in [
+                    ("HTTP/1.1", &http1),
+                    ("HTTP/1.1", &http1),
+                    ("HTTP/2", &http2),
+                ] {
+                    let response =
+                        tokio::time::timeout(WAIT, client.get(format!("{base}/v1/ping")).send())
+                            .await
+                            .unwrap_or_else(|_| panic!("{flag} {value}: {name} ping timed out"))
+                            .unwrap_or_else(|error| panic!("{flag} {value}: {name} ping: {error}"));
+                    assert_eq!(response.status(), 200, "{flag} {value} over {name}");
+                    assert_eq!(
+                        response.text().await.unwrap(),
+                        r#"{"object":"ping","pong":true}"#,
+                        "{flag} {value} over {name}"
+                    );
+                }
+            });
+            server.signal(libc::SIGTERM);
+            let status = server.wait_for_exit();
+            let lines = server.all_lines();
+            assert!(
+                !lines.iter().any(|line| line.contains("panicked")),
+                "{flag} {value}: {lines:?}"
+            );
+            assert!(status.success(), "{flag} {value}: {status:?} {lines:?}");
+        }
+    }
+}

@@ -6,7 +6,7 @@ use actix_service::{IntoServiceFactory, Service, ServiceFactory};
 use crate::{
     body::{BoxBody, MessageBody},
     config::{
-        GracefulShutdownSignal, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
+        GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
         DEFAULT_H2_STREAM_WINDOW_SIZE,
     },
     h1::{self, ExpectHandler, H1Service, UpgradeHandler},
@@ -30,6 +30,7 @@ pub struct HttpServiceBuilder<T, S, X = ExpectHandler, U = UpgradeHandler> {
     h2_stream_window_size: u32,
     h2_max_concurrent_streams: Option<u32>,
     h2_max_header_list_size: Option<u32>,
+    h1_error_response: Option<H1ErrorResponse>,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
     expect: X,
     upgrade: Option<U>,
@@ -59,6 +60,7 @@ where
             h2_stream_window_size: DEFAULT_H2_STREAM_WINDOW_SIZE,
             h2_max_concurrent_streams: None,
             h2_max_header_list_size: None,
+            h1_error_response: None,
             graceful_shutdown_signal: None,
 
             // dispatcher parts
@@ -224,6 +226,14 @@ where
         self
     }
 
+    /// Sets how the HTTP/1 dispatcher answers the requests it rejects itself.
+    ///
+    /// See [`H1ErrorResponse`] for more details.
+    pub fn h1_error_response(mut self, respond: H1ErrorResponse) -> Self {
+        self.h1_error_response = Some(respond);
+        self
+    }
+
     /// Provide service for `EXPECT: 100-Continue` support.
     ///
     /// Service get called with request that contains `EXPECT: 100-Continue` header.
@@ -249,6 +259,7 @@ where
             h2_stream_window_size: self.h2_stream_window_size,
             h2_max_concurrent_streams: self.h2_max_concurrent_streams,
             h2_max_header_list_size: self.h2_max_header_list_size,
+            h1_error_response: self.h1_error_response,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: expect.into_factory(),
             upgrade: self.upgrade,
@@ -281,6 +292,7 @@ where
             h2_stream_window_size: self.h2_stream_window_size,
             h2_max_concurrent_streams: self.h2_max_concurrent_streams,
             h2_max_header_list_size: self.h2_max_header_list_size,
+            h1_error_response: self.h1_error_response,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: self.expect,
             upgrade: Some(upgrade.into_factory()),
@@ -324,6 +336,7 @@ where
             .h2_initial_connection_window_size(self.h2_conn_window_size)
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
+            .h1_error_response_option(self.h1_error_response.clone())
             .build();
 
         H1Service::with_config(cfg, service.into_factory())
@@ -356,6 +369,7 @@ where
             .h2_initial_connection_window_size(self.h2_conn_window_size)
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
+            .h1_error_response_option(self.h1_error_response.clone())
             .build();
 
         crate::h2::H2Service::with_config(cfg, service.into_factory())
@@ -385,6 +399,7 @@ where
             .h2_initial_connection_window_size(self.h2_conn_window_size)
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
+            .h1_error_response_option(self.h1_error_response.clone())
             .build();
 
         HttpService::with_config(cfg, service.into_factory())

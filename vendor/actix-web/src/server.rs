@@ -38,6 +38,7 @@ struct Config {
     h2_initial_connection_window_size: Option<u32>,
     h2_max_concurrent_streams: Option<u32>,
     h2_max_header_list_size: Option<u32>,
+    h1_error_response: Option<actix_http::H1ErrorResponse>,
     #[allow(dead_code)] // only dead when no TLS features are enabled
     tls_handshake_timeout: Option<Duration>,
 }
@@ -134,6 +135,7 @@ where
                 h2_initial_connection_window_size: None,
                 h2_max_concurrent_streams: None,
                 h2_max_header_list_size: None,
+                h1_error_response: None,
                 tls_handshake_timeout: None,
             })),
             backlog: 1024,
@@ -384,6 +386,15 @@ where
     /// By default the `h2` crate's limit of 16MiB applies.
     pub fn h2_max_header_list_size(self, max: u32) -> Self {
         self.config.lock().unwrap().h2_max_header_list_size = Some(max);
+        self
+    }
+
+    /// Sets how HTTP/1 connections answer the requests their dispatcher rejects itself (a
+    /// malformed, too large or too slow request head), which never reach the app.
+    ///
+    /// By default those answers have the status alone and an empty body.
+    pub fn h1_error_response(self, respond: actix_http::H1ErrorResponse) -> Self {
+        self.config.lock().unwrap().h1_error_response = Some(respond);
         self
     }
 
@@ -708,6 +719,13 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+
+                    if let Some(respond) = cfg.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc =
                             svc.on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext))
@@ -781,6 +799,13 @@ where
 
                     if let Some(max) = cfg.h2_max_header_list_size {
                         svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = cfg.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -891,6 +916,13 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc = svc
                             .on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext));
@@ -970,6 +1002,13 @@ where
 
                     if let Some(max) = c.h2_max_header_list_size {
                         svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1069,6 +1108,13 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc = svc
                             .on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext));
@@ -1164,6 +1210,13 @@ where
 
                     if let Some(max) = c.h2_max_header_list_size {
                         svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1262,6 +1315,13 @@ where
 
                     if let Some(max) = c.h2_max_header_list_size {
                         svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {

@@ -187,6 +187,21 @@ pin_project! {
     }
 }
 
+/// The response to a request the dispatcher rejects itself: the configured
+/// [`H1ErrorResponse`](crate::H1ErrorResponse)'s for its status, keeping the connection type the
+/// dispatcher chose, or the bare status.
+fn rejection_response(config: &ServiceConfig, res: Response<()>) -> (Response<()>, BoxBody) {
+    match config.h1_error_response() {
+        Some(respond) => {
+            let connection_type = res.head().connection_type();
+            let (mut built, body) = respond.respond(res.status()).replace_body(());
+            built.head_mut().set_connection_type(connection_type);
+            (built, body)
+        }
+        None => (res, BoxBody::new(())),
+    }
+}
+
 enum DispatcherMessage {
     Item(Request),
     Upgrade(Request),
@@ -603,7 +618,8 @@ where
                         // send_response would update InnerDispatcher state to SendPayload or None
                         // (If response body is empty)
                         // continue loop to poll it
-                        self.as_mut().send_error_response(res, BoxBody::new(()))?;
+                        let (res, body) = rejection_response(this.config, res);
+                        self.as_mut().send_error_response(res, body)?;
                     }
 
                     // return with upgrade request and poll it exclusively
@@ -989,18 +1005,21 @@ where
                 }
 
                 Err(ParseError::TooLarge) => {
-                    trace!("request head was too big; returning 431 response");
+                    // request heads that overflow buffer size return a 431 error, or a 414
+                    // when not even the request line fits (RFC 9110, 15.5.15)
+                    let status = if this.read_buf.contains(&b'\n') {
+                        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+                    } else {
+                        StatusCode::URI_TOO_LONG
+                    };
+                    trace!("request head was too big; returning {} response", status);
 
                     if let Some(mut payload) = this.payload.take() {
                         payload.set_error(PayloadError::Overflow);
                     }
 
-                    // request heads that overflow buffer size return a 431 error
                     this.messages
-                        .push_back(DispatcherMessage::Error(Response::with_body(
-                            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                            (),
-                        )));
+                        .push_back(DispatcherMessage::Error(Response::with_body(status, ())));
 
                     this.flags.insert(Flags::READ_DISCONNECT);
                     *this.error = Some(ParseError::TooLarge.into());
@@ -1042,10 +1061,11 @@ where
 
                 trace!("timed out on slow request; replying with 408 and closing connection");
 
-                let _ = self.as_mut().send_error_response(
+                let (res, body) = rejection_response(
+                    this.config,
                     Response::with_body(StatusCode::REQUEST_TIMEOUT, ()),
-                    BoxBody::new(()),
                 );
+                let _ = self.as_mut().send_error_response(res, body);
 
                 self.project().flags.insert(Flags::SHUTDOWN);
             }
