@@ -1,7 +1,9 @@
-//! partner-api exactly as production builds it (same flags, same logging), plus one test-only
-//! route, `GET /test/panic`, whose handler panics. `scripts/soak` floods it to show that
-//! panics neither slow the ping path more than ordinary load does nor leak. Not a product
-//! binary: it exists for that check only.
+//! partner-api exactly as production builds it (same flags, same logging), plus two test-only
+//! routes: `GET /test/panic`, whose handler panics (`scripts/soak` floods it to show that
+//! panics neither slow the ping path more than ordinary load does nor leak), and
+//! `GET /test/block/{ms}`, whose handler blocks its worker's thread for that long
+//! (`scripts/check-faults` shows the watchdog turn `/livez` to 503 while it does). Not a
+//! product binary: it exists for those checks only.
 
 use actix_web::get;
 use partner_api::observability::logging;
@@ -16,15 +18,26 @@ async fn panics() -> actix_web::HttpResponse {
     panic!("soak test panic")
 }
 
-fn panic_route(config: &mut ServiceConfig) {
-    config.service(panics);
+/// Blocks the worker's thread for `ms` milliseconds (at most a minute), as a handler stuck on
+/// a lock or a synchronous call would.
+#[utoipa::path(responses((status = 200, description = "after the wait")))]
+#[get("/test/block/{ms}")]
+async fn blocks(ms: actix_web::web::Path<u64>) -> actix_web::HttpResponse {
+    std::thread::sleep(std::time::Duration::from_millis(
+        ms.into_inner().min(60_000),
+    ));
+    actix_web::HttpResponse::Ok().finish()
+}
+
+fn test_routes(config: &mut ServiceConfig) {
+    config.service(panics).service(blocks);
 }
 
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse_or_exit();
-    logging::init(cli.server.log_format);
+    logging::init(cli.server.log_format, cli.server.log_when_stalled);
     actix_web::rt::System::new().block_on(async {
-        let application = Application::build_with_routes(&cli.server, panic_route)
+        let application = Application::build_with_routes(&cli.server, test_routes)
             .map_err(std::io::Error::other)?;
         log::info!(
             "soak server listening on http://{}",

@@ -570,11 +570,13 @@ fn api_error_from<'a>(
     }
     // An actix-web error (an extractor or payload error of the framework itself). Its text may
     // describe internals, so it goes to the log and the client gets the catalogue's message.
+    // Its text may hold what the client sent, decoded (a line break, say): quoted and escaped.
     let code = catalogue_code(status, request_id);
+    let text = error.to_string();
     if code == ErrorCode::InternalError {
-        log::error!("{request_id} internal error: {error}");
+        log::error!("{request_id} internal error: {text:?}");
     } else {
-        log::info!("{request_id} request refused by the framework ({status}): {error}");
+        log::info!("{request_id} request refused by the framework ({status}): {text:?}");
     }
     Cow::Owned(ApiError::new(code).keeping_status(status))
 }

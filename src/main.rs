@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-use partner_api::observability::logging;
+use partner_api::observability::{log_sink, logging};
 use partner_api::openapi;
 use partner_api::server::config::{Cli, Command, EXIT_BAD_CONFIG};
 use partner_api::server::healthcheck;
@@ -28,7 +28,7 @@ fn main() -> ExitCode {
 }
 
 fn serve(cli: &Cli) -> ExitCode {
-    logging::init(cli.server.log_format);
+    logging::init(cli.server.log_format, cli.server.log_when_stalled);
     let result = actix_web::rt::System::new().block_on(async {
         let application = match Application::build(&cli.server) {
             Ok(application) => application,
@@ -58,11 +58,14 @@ fn serve(cli: &Cli) -> ExitCode {
             .await
             .map_err(|error| (format!("server: {error}"), ExitCode::FAILURE))
     });
-    match result {
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         Err((message, code)) => {
             logging::report_fatal(&message);
             code
         }
-    }
+    };
+    // What is queued is written, unless the sink is stalled: the process does not wait long.
+    log_sink::finish(std::time::Duration::from_secs(2));
+    code
 }

@@ -14,7 +14,7 @@ mod static_file;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock};
+use std::sync::{Arc, OnceLock};
 
 use actix_web::http::header;
 use actix_web::web::Bytes;
@@ -65,8 +65,23 @@ pub const PATHS: [&str; 13] = [
 /// Not at start-up: that costs every replica about 3 MiB whether anyone reads the
 /// documentation or not, and rendering them on a thread of its own left the heap fragmented
 /// (`scripts/soak limiter`: RSS 13.7 MiB after pruning a million clients, against 9.2 MiB when
-/// rendered on first use). The first visitor waits for the compression, about 0.1 s, once.
-static FILES: LazyLock<HashMap<&'static str, StaticFile>> = LazyLock::new(render_files);
+/// rendered on first use). Not on a worker either: rendering and compressing them takes about
+/// 0.1 s, which every other request on that worker would wait for. So the first request hands
+/// the work to the blocking pool ([`files`]) and waits for it there, while its worker goes on.
+static FILES: OnceLock<HashMap<&'static str, StaticFile>> = OnceLock::new();
+
+/// The rendered files: at once when they are, else rendered on the blocking pool (concurrent
+/// first requests wait there too, never on a worker's thread).
+async fn files() -> &'static HashMap<&'static str, StaticFile> {
+    if let Some(files) = FILES.get() {
+        return files;
+    }
+    match web::block(|| FILES.get_or_init(render_files)).await {
+        Ok(files) => files,
+        // The pool is gone (the server is stopping): render here rather than fail.
+        Err(_) => FILES.get_or_init(render_files),
+    }
+}
 
 fn render_files() -> HashMap<&'static str, StaticFile> {
     const HTML: &str = "text/html; charset=utf-8";
@@ -168,7 +183,8 @@ pub fn register(config: &mut web::ServiceConfig) {
         }
         config.service(web::resource(path).guard(get_or_head()).to(
             move |request: HttpRequest| async move {
-                FILES
+                files()
+                    .await
                     .get(path)
                     .map(|file| file.respond(&request))
                     .ok_or_else(|| ApiError::resource_missing(request.method(), path))
@@ -183,23 +199,25 @@ mod tests {
 
     #[test]
     fn every_path_but_the_redirect_has_its_file() {
+        let files = FILES.get_or_init(render_files);
         for path in PATHS {
             if path != REFERENCE_REDIRECT_PATH {
-                assert!(FILES.contains_key(path), "no file for {path}");
+                assert!(files.contains_key(path), "no file for {path}");
             }
         }
-        assert_eq!(FILES.len(), PATHS.len() - 1);
+        assert_eq!(files.len(), PATHS.len() - 1);
     }
 
     #[test]
     fn the_documents_are_what_the_code_emits() {
         let document = openapi::document();
+        let files = FILES.get_or_init(render_files);
         assert_eq!(
-            FILES[DOCUMENT_YAML_PATH].body(),
+            files[DOCUMENT_YAML_PATH].body(),
             &openapi::to_yaml(&document)
         );
         assert_eq!(
-            FILES[OAS30_JSON_PATH].body(),
+            files[OAS30_JSON_PATH].body(),
             &openapi::oas30::to_json(&document)
         );
     }

@@ -233,8 +233,8 @@ impl ErrorCode {
                 status: StatusCode::URI_TOO_LONG,
                 error_type: InvalidRequestError,
                 default_message: "The request target is too long.",
-                when: "The request line (method, path and query) is longer than the service \
-                       reads (about 32 KiB). The connection is closed after the answer.",
+                when: "The request target (path and query) is longer than the service reads \
+                       (64 KiB). The connection is closed after the answer.",
                 client_action: "Do not retry unchanged. Send a shorter path and query.",
             },
             ErrorCode::RateLimited => &CodeSpec {

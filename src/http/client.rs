@@ -179,15 +179,18 @@ impl ClientResolver {
     }
 }
 
-/// The comma-separated elements of every line of a header, in order.
+/// The comma-separated elements of every line of a header, in order. A line that is not
+/// readable text counts as one element that names no address: a proxy that merges lines
+/// (nginx's `$proxy_add_x_forwarded_for`) puts the client's bytes and its own address on one
+/// line, and dropping that line whole would drop the proxy's address with it, making the
+/// client the proxy.
 fn header_elements<'a>(
     headers: &'a HeaderMap,
     name: &'a HeaderName,
 ) -> impl Iterator<Item = &'a str> + 'a {
     headers
         .get_all(name)
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
+        .flat_map(|value| value.to_str().unwrap_or("unknown").split(','))
         .map(str::trim)
         .filter(|element| !element.is_empty())
 }
@@ -335,5 +338,13 @@ mod tests {
         assert_eq!(rfc7239.resolve(proxy, &hidden), None);
         let garbage = headers(&[("x-forwarded-for", "not-an-address")]);
         assert_eq!(resolver.resolve(proxy, &garbage), None);
+        // A line that is not text, merged with what the proxy appended, is an unknown hop:
+        // never "no header", which would make the client the proxy itself.
+        let mut unreadable = HeaderMap::new();
+        unreadable.append(
+            HeaderName::from_static("x-forwarded-for"),
+            HeaderValue::from_bytes(b"\xff, 10.0.0.7").unwrap(),
+        );
+        assert_eq!(resolver.resolve(proxy, &unreadable), None);
     }
 }

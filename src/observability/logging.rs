@@ -8,11 +8,13 @@
 //!
 //! Writing every line with its own `write(2)` cost the service a third of its throughput, so
 //! on the server's worker threads lines are gathered in a buffer of that thread (no lock is
-//! shared between workers for it) and written out in batches: when the buffer passes
+//! shared between workers for it) and handed on in batches: when the buffer passes
 //! [`BATCH_BYTES`], every [`FLUSH_EVERY`] by a task on that worker, and when the worker
-//! stops. Warnings and errors are written at once. Other threads write every line at once.
+//! stops. Warnings and errors are handed on at once. Other threads hand on every line at
+//! once. Handed on means to the log sink (`log_sink`): a bounded queue to one writer thread,
+//! so no request ever waits on stderr; when the sink stalls, lines are dropped and counted.
 //! A line is therefore at most [`FLUSH_EVERY`] late, and a process killed with SIGKILL can
-//! lose that much.
+//! lose that much and what is queued.
 
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -22,6 +24,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::log_sink::{self, LineKind, Lines, WhenStalled};
 use super::trace_context::TraceId;
 use crate::http::view::{path_for_log, write_path_for_log};
 use crate::request_id::RequestId;
@@ -95,17 +98,19 @@ pub fn write_access(record: &AccessRecord<'_>) {
         if !batch.enabled {
             return false;
         }
-        append_access_line(&mut batch.bytes, record, format);
-        if batch.bytes.len() >= BATCH_BYTES {
+        append_access_line(&mut batch.lines.bytes, record, format);
+        batch.lines.count(LineKind::Access);
+        if batch.lines.bytes.len() >= BATCH_BYTES {
             batch.write_out();
         }
         true
     });
     if appended != Ok(true) {
-        // Not a worker thread: written at once.
-        let mut line = Vec::new();
-        append_access_line(&mut line, record, format);
-        let _ = io::stderr().lock().write_all(&line);
+        // Not a worker thread: handed on at once.
+        let mut lines = Lines::default();
+        append_access_line(&mut lines.bytes, record, format);
+        lines.count(LineKind::Access);
+        log_sink::submit(lines);
     }
 }
 
@@ -225,9 +230,37 @@ fn write_json_record(out: &mut impl Write, record: &log::Record<'_>) -> io::Resu
     out.write_all(b"\n")
 }
 
-/// Installs the logger, in `format`, and the panic hook. Call once, from `main`.
-pub fn init(format: LogFormat) {
+/// One warning line of the log sink's own, in the format in use.
+fn sink_warning(message: &str) -> Vec<u8> {
+    let target = "partner_api::observability::log_sink";
+    let mut line = Vec::with_capacity(128 + message.len());
+    match format() {
+        LogFormat::Text => {
+            line.push(b'[');
+            let _ = write_timestamp(&mut line);
+            let _ = writeln!(line, " WARN  {target}] {message}");
+        }
+        LogFormat::Json => {
+            let mut time = Vec::with_capacity(27);
+            let _ = write_timestamp(&mut time);
+            let record = JsonLine {
+                time: std::str::from_utf8(&time).unwrap_or_default(),
+                level: "WARN",
+                target,
+                message,
+            };
+            let _ = serde_json::to_writer(&mut line, &record);
+            line.push(b'\n');
+        }
+    }
+    line
+}
+
+/// Installs the logger, in `format`, its sink (what happens when it stalls: `when_stalled`)
+/// and the panic hook. Call once, from `main`.
+pub fn init(format: LogFormat, when_stalled: WhenStalled) {
     FORMAT.store(u8::from(format == LogFormat::Json), Ordering::Relaxed);
+    log_sink::start(when_stalled, sink_warning);
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
         .format(move |out, record| {
             if record.level() <= log::Level::Warn {
@@ -348,19 +381,27 @@ pub fn batch_on_this_worker() {
     });
 }
 
-/// A worker's gathered lines; written out when dropped, that is when the worker thread ends.
+/// A worker's gathered lines; handed on when dropped too, that is when the worker thread ends.
 #[derive(Default)]
 struct Batch {
     enabled: bool,
-    bytes: Vec<u8>,
+    lines: Lines,
 }
 
 impl Batch {
+    /// Hands the gathered lines to the sink, which never makes the worker wait (unless the
+    /// operator chose to), and starts a new batch.
     fn write_out(&mut self) {
-        if !self.bytes.is_empty() {
-            // Nowhere to report a failed log write; the bytes are dropped either way.
-            let _ = io::stderr().lock().write_all(&self.bytes);
-            self.bytes.clear();
+        if !self.lines.is_empty() {
+            let capacity = self.lines.bytes.capacity().min(2 * BATCH_BYTES);
+            let lines = std::mem::replace(
+                &mut self.lines,
+                Lines {
+                    bytes: Vec::with_capacity(capacity),
+                    counts: [0; 2],
+                },
+            );
+            log_sink::submit(lines);
         }
     }
 }
@@ -390,14 +431,16 @@ impl Write for BatchedStderr {
             if !batch.enabled {
                 return false;
             }
-            batch.bytes.extend_from_slice(line);
-            if urgent || batch.bytes.len() >= BATCH_BYTES {
+            batch.lines.push(LineKind::Other, line);
+            if urgent || batch.lines.bytes.len() >= BATCH_BYTES {
                 batch.write_out();
             }
             true
         });
         if batched != Ok(true) {
-            io::stderr().lock().write_all(line)?;
+            let mut lines = Lines::default();
+            lines.push(LineKind::Other, line);
+            log_sink::submit(lines);
         }
         Ok(line.len())
     }

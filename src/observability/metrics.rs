@@ -25,7 +25,9 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
+use super::log_sink::{self, LineKind};
 use super::process::ProcessCollector;
+use super::watchdog::Watchdog;
 use crate::http::routes::RouteIndex as TableIndex;
 use crate::http::tls::CertificateStore;
 use crate::rate_limit::{PolicyName, RateLimits};
@@ -75,6 +77,7 @@ struct Shared {
     workers: Mutex<Vec<Arc<WorkerGauges>>>,
     rate_limits: RateLimits,
     certificates: Option<Arc<CertificateStore>>,
+    watchdog: Option<Watchdog>,
 }
 
 #[derive(Debug)]
@@ -108,7 +111,18 @@ impl Metrics {
                 workers: Mutex::new(Vec::new()),
                 rate_limits,
                 certificates,
+                watchdog: None,
             }),
+        }
+    }
+
+    /// The same metrics, reporting the watchdog's stalls too. Call before cloning.
+    pub fn with_watchdog(self, watchdog: Watchdog) -> Self {
+        let mut shared =
+            Arc::try_unwrap(self.shared).expect("called before the metrics are shared");
+        shared.watchdog = Some(watchdog);
+        Metrics {
+            shared: Arc::new(shared),
         }
     }
 
@@ -369,6 +383,47 @@ impl Collector for RequestCollector {
                 .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
         }
         drop(workers);
+
+        if let Some(watchdog) = &self.0.watchdog {
+            encoder
+                .encode_descriptor(
+                    "partner_api_worker_stalls",
+                    "Times an API worker made no progress for longer than the watchdog's \
+                     threshold (its /livez then answered 503).",
+                    None,
+                    MetricType::Counter,
+                )?
+                .encode_counter::<NoLabelSet, _, u64>(&watchdog.stalls(), None)?;
+            encoder
+                .encode_descriptor(
+                    "partner_api_workers_stalled",
+                    "API workers making no progress now.",
+                    None,
+                    MetricType::Gauge,
+                )?
+                .encode_gauge(&(watchdog.stalled().len() as i64))?;
+        }
+
+        let mut dropped = encoder.encode_descriptor(
+            "partner_api_log_lines_dropped",
+            "Log lines dropped because the log sink (stderr's reader) did not take them: the \
+             queue was full, or the write failed; by kind (access lines, other lines).",
+            None,
+            MetricType::Counter,
+        )?;
+        for kind in LineKind::ALL {
+            dropped
+                .encode_family(&[("kind", kind.as_str())])?
+                .encode_counter::<NoLabelSet, _, u64>(&log_sink::dropped_total(kind), None)?;
+        }
+        encoder
+            .encode_descriptor(
+                "partner_api_log_queue",
+                "Bytes of log lines waiting for the log sink.",
+                Some(&Unit::Bytes),
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&(log_sink::queued_bytes() as i64))?;
 
         let mut tracked = encoder.encode_descriptor(
             "partner_api_rate_limit_tracked_clients",

@@ -3,7 +3,9 @@
 //! W3C trace id a partner sends (`trace_context`). The admin listener that serves the metrics
 //! and the probes apart from the API is part of the server (`server::admin`).
 
+pub mod log_sink;
 pub mod logging;
 pub mod metrics;
 pub mod process;
 pub mod trace_context;
+pub mod watchdog;

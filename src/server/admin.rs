@@ -2,7 +2,8 @@
 //! (`--admin-bind`, loopback by default), never on the API's. It serves `GET /livez` (200
 //! while the process serves), `GET /readyz` (200 while it takes new work, 503 from the moment
 //! a shutdown begins, so a load balancer or Kubernetes stops sending traffic before the
-//! listener closes) and `GET /metrics` (OpenMetrics text). Probes answer plain text, as
+//! listener closes) and `GET /metrics` (OpenMetrics text). Both probes answer 503 naming the
+//! worker while an API worker makes no progress (`observability::watchdog`). Probes answer plain text, as
 //! Kubernetes' own components do; anything else gets the contract's JSON error. These
 //! endpoints are not part of the API: no rate limit, no access log line, not in the OpenAPI
 //! document, and the API's listener does not serve them.
@@ -18,6 +19,7 @@ use actix_web::{App, Error, HttpRequest, HttpResponse, guard, web};
 use crate::conventions::{DocsBase, set_convention_headers};
 use crate::errors::ApiError;
 use crate::observability::metrics::{self, Metrics};
+use crate::observability::watchdog::Watchdog;
 use crate::request_id::RequestId;
 
 /// The admin endpoints, for the route table and the tests.
@@ -48,6 +50,8 @@ impl Readiness {
 #[derive(Clone)]
 pub struct AdminState {
     pub readiness: Readiness,
+    /// Whether every API worker makes progress.
+    pub watchdog: Watchdog,
     pub metrics: Metrics,
     /// Where `doc_url` of an error points (the API's reference).
     pub docs_base: DocsBase,
@@ -89,11 +93,30 @@ fn plain(status: actix_web::http::StatusCode, text: &'static str) -> HttpRespons
         .body(text)
 }
 
-async fn livez() -> HttpResponse {
-    plain(actix_web::http::StatusCode::OK, "ok\n")
+/// 200 while every API worker makes progress; 503 naming the ones that do not.
+async fn livez(state: web::Data<AdminState>) -> HttpResponse {
+    match stalled(&state) {
+        Some(response) => response,
+        None => plain(actix_web::http::StatusCode::OK, "ok\n"),
+    }
 }
 
+/// The 503 of `/livez`, when a worker has stopped making progress.
+fn stalled(state: &AdminState) -> Option<HttpResponse> {
+    let stalled = state.watchdog.stalled();
+    (!stalled.is_empty()).then(|| {
+        HttpResponse::build(actix_web::http::StatusCode::SERVICE_UNAVAILABLE)
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .content_type("text/plain; charset=utf-8")
+            .body(format!("stalled: {}\n", stalled.join("; ")))
+    })
+}
+
+/// 200 while the service takes new work: not while shutting down, nor while `/livez` fails.
 async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
+    if let Some(response) = stalled(&state) {
+        return response;
+    }
     if state.readiness.is_ready() {
         plain(actix_web::http::StatusCode::OK, "ready\n")
     } else {

@@ -15,6 +15,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::conventions::HeaderLimits;
 use crate::http::client::{ClientIpHeader, IpNetwork};
+use crate::observability::log_sink::WhenStalled;
 use crate::observability::logging::LogFormat;
 use crate::rate_limit::redis::RedisUrl;
 use crate::rate_limit::{Quota, RateLimitSettings, StoreSetting};
@@ -92,6 +93,17 @@ pub struct ServerConfig {
     )]
     pub log_format: LogFormat,
 
+    /// When the log sink (stderr's reader) stalls and the log queue is full: `drop` new lines
+    /// and count them (requests never wait), or `wait` for the sink (no line is lost; requests
+    /// stall with the sink).
+    #[arg(
+        long,
+        env = "PARTNER_API_LOG_WHEN_STALLED",
+        default_value = "drop",
+        value_name = "drop|wait"
+    )]
+    pub log_when_stalled: WhenStalled,
+
     /// Seconds the service keeps serving after SIGTERM or SIGINT, with /readyz answering 503,
     /// before it stops accepting (so load balancers stop sending first); 0 stops at once. A
     /// second signal skips the rest of the delay.
@@ -103,6 +115,13 @@ pub struct ServerConfig {
     #[arg(long, env = "PARTNER_API_SHUTDOWN_GRACE_SECS", default_value_t = 30, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(0..=3600))]
     pub shutdown_grace_secs: u64,
+
+    /// Seconds an API worker may make no progress (its thread blocked) before /livez and
+    /// /readyz answer 503 naming it. Well above any request's work (milliseconds) and below
+    /// Kubernetes' default liveness budget (three probes ten seconds apart).
+    #[arg(long, env = "PARTNER_API_WATCHDOG_SECS", default_value_t = 10, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub watchdog_secs: u64,
 
     /// Largest request body accepted, in bytes; larger ones get 413 payload_too_large.
     #[arg(long, env = "PARTNER_API_MAX_BODY_BYTES", default_value_t = 64 * 1024, value_name = "BYTES",

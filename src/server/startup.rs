@@ -31,6 +31,7 @@ use crate::http::extract::BodyLimit;
 use crate::http::routes::{ExtraRoutes, RouteTable, no_route};
 use crate::http::tls::{CertificateStore, TlsError};
 use crate::observability::metrics::{Metrics, RouteLabels};
+use crate::observability::watchdog::Watchdog;
 use crate::rate_limit::RateLimits;
 use crate::server::admin::{self, AdminState, Readiness};
 use crate::server::config::ServerConfig;
@@ -181,12 +182,26 @@ impl Application {
             Some(url) => DocsBase::fixed(url.clone().into_shared()),
             None => DocsBase::own_origin(scheme, local_addr),
         };
+        if let Some(everyone) = config
+            .trusted_proxies
+            .iter()
+            .find(|network| network.to_string().ends_with("/0"))
+        {
+            log::warn!(
+                "--trusted-proxies includes {everyone}: every peer is trusted, so any client \
+                 can name its own address in {} and choose its own rate-limit bucket",
+                config.client_ip_header
+            );
+        }
         // Built here, outside the per-worker factory, so that all workers share it.
         let rate_limits = RateLimits::with_store(config.rate_limits(), &config.rate_limit_store());
+        // Every API worker beats; the monitor thread and the probes read the beats.
+        let watchdog = Watchdog::new(Duration::from_secs(config.watchdog_secs));
+        watchdog.spawn_monitor();
         // Metrics are recorded only where a listener serves them.
-        let metrics = admin_listener
-            .as_ref()
-            .map(|_| Metrics::new(rate_limits.clone(), certificates.clone()));
+        let metrics = admin_listener.as_ref().map(|_| {
+            Metrics::new(rate_limits.clone(), certificates.clone()).with_watchdog(watchdog.clone())
+        });
         let settings = AppSettings {
             docs_base: docs_base.clone(),
             header_limits: config.header_limits(),
@@ -205,9 +220,11 @@ impl Application {
         // The HTTP layer's own rejections answer in the contract's shape too.
         let rejection_docs = docs_base.clone();
         let rejection_hsts = settings.hsts.clone();
+        let beating = watchdog.clone();
         let server = HttpServer::new(move || {
-            // The factory runs on each worker thread: batch that worker's log lines.
+            // The factory runs on each worker thread: batch that worker's log lines, and beat.
             crate::observability::logging::batch_on_this_worker();
+            beating.beat_on_this_worker();
             app(settings.clone(), extra_routes)
         })
         .workers(config.worker_count())
@@ -245,6 +262,7 @@ impl Application {
             (Some((listener, admin_addr)), Some(metrics)) => {
                 let state = AdminState {
                     readiness: readiness.clone(),
+                    watchdog: watchdog.clone(),
                     metrics,
                     docs_base,
                 };
@@ -301,15 +319,9 @@ impl Application {
         let store_rate_limits = self.rate_limits.clone();
         let watching_store =
             actix_web::rt::spawn(async move { store_rate_limits.watch_store().await });
-        let (rate_limits, prune_every) = (self.rate_limits, self.prune_every);
-        let pruning = actix_web::rt::spawn(async move {
-            let mut ticks = actix_web::rt::time::interval(prune_every);
-            ticks.tick().await;
-            loop {
-                ticks.tick().await;
-                rate_limits.prune();
-            }
-        });
+        // Pruning walks every tracked client and gives memory back to the system: on a thread
+        // of its own, not on this arbiter, which also answers signals and the admin listener.
+        let pruning = spawn_pruning(self.rate_limits, self.prune_every);
         let watching = self
             .certificates
             .map(|(store, every)| actix_web::rt::spawn(store.watch(every)));
@@ -338,7 +350,7 @@ impl Application {
             handle.stop(true).await;
         });
         let served = self.server.await;
-        pruning.abort();
+        drop(pruning);
         watching_store.abort();
         if let Some(watching) = watching {
             watching.abort();
@@ -354,6 +366,24 @@ impl Application {
         log::info!("stopped");
         Ok(())
     }
+}
+
+/// Prunes the limiter's quiet clients every `every`, on a thread of its own, until the returned
+/// sender is dropped.
+fn spawn_pruning(rate_limits: RateLimits, every: Duration) -> std::sync::mpsc::Sender<()> {
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let spawned = std::thread::Builder::new()
+        .name("limiter-pruning".to_owned())
+        .spawn(move || {
+            while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every)
+            {
+                rate_limits.prune();
+            }
+        });
+    if let Err(error) = spawned {
+        log::error!("the limiter's pruning cannot start, so quiet clients stay tracked: {error}");
+    }
+    stop
 }
 
 /// SIGTERM and SIGINT, listened for once for the whole shutdown.

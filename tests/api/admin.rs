@@ -253,3 +253,56 @@ async fn with_the_admin_listener_off_nothing_listens_for_it() {
     assert_eq!(app.admin_address, "");
     assert_eq!(app.get("/v1/ping").await.status, 200);
 }
+
+/// The watchdog: while the one API worker is blocked longer than the threshold, `/livez` and
+/// `/readyz` answer 503 naming it, and one stall is counted; once it is free, both answer 200.
+#[actix_web::test]
+async fn livez_fails_while_a_worker_makes_no_progress() {
+    let app = spawn_app_with(|config| config.watchdog_secs = 1).await;
+    assert_eq!(admin_get(&app, "GET", "/livez").await.status, 200);
+    let blocked = {
+        let request = app.request("GET", "/test/block/3000").send();
+        actix_web::rt::spawn(request)
+    };
+    // Bounded: at most 2.5 s of polling for the 503 (the threshold is 1 s).
+    let mut stalled = None;
+    for _ in 0..50 {
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+        let response = admin_get(&app, "GET", "/livez").await;
+        if response.status == 503 {
+            stalled = Some(response);
+            break;
+        }
+    }
+    let stalled = stalled.expect("/livez turned 503 while the worker was blocked");
+    assert_eq!(stalled.header("content-type"), "text/plain; charset=utf-8");
+    assert_eq!(stalled.header("cache-control"), "no-store");
+    let text = stalled.text();
+    assert!(
+        text.starts_with("stalled: worker 1 (") && text.contains(" has made no progress for "),
+        "{text}"
+    );
+    let ready = admin_get(&app, "GET", "/readyz").await;
+    assert_eq!((ready.status, ready.text()), (503, text.clone()));
+    let answered = blocked.await.unwrap().unwrap();
+    assert_eq!(answered.status(), 200);
+    // Bounded: the worker beats within a quarter of a second of being free.
+    let mut live = false;
+    for _ in 0..40 {
+        if admin_get(&app, "GET", "/livez").await.status == 200 {
+            live = true;
+            break;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(live, "/livez did not recover");
+    assert_eq!(admin_get(&app, "GET", "/readyz").await.status, 200);
+    assert_eq!(
+        samples(&app, "partner_api_worker_stalls_total").await,
+        ["partner_api_worker_stalls_total 1"]
+    );
+    assert_eq!(
+        samples(&app, "partner_api_workers_stalled").await,
+        ["partner_api_workers_stalled 0"]
+    );
+}

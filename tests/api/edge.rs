@@ -228,6 +228,8 @@ async fn the_http_layers_rejections_are_contract_errors() {
     let address = app.local_addr;
     let many_fields: String = (0..100).map(|n| format!("X-Field-{n}: {n}\r\n")).collect();
     let long_target = format!("/v1/{}", "a".repeat(200 * 1024));
+    // Past what `http::Uri` takes (64 KiB) but within the head's buffer.
+    let longish_target = format!("/v1/{}", "a".repeat(100 * 1024));
     let cases: Vec<(&str, Vec<u8>, u16, &str)> = vec![
         (
             "a malformed request line",
@@ -270,6 +272,12 @@ async fn the_http_layers_rejections_are_contract_errors() {
             "uri_too_long",
         ),
         (
+            "a 100 KB request target",
+            request("GET", &longish_target, ""),
+            414,
+            "uri_too_long",
+        ),
+        (
             "a raw non-ASCII path",
             b"GET /v1/p\xc3\xafng HTTP/1.1\r\nHost: x\r\n\r\n".to_vec(),
             400,
@@ -298,6 +306,35 @@ async fn the_http_layers_rejections_are_contract_errors() {
         assert_eq!(error["type"], expected.error_type.as_str(), "{name}");
         assert_eq!(error["param"], Value::Null, "{name}");
     }
+}
+
+/// A request head that does not arrive in time gets the contract's 408, body and all, once.
+#[actix_web::test]
+async fn a_slow_request_head_gets_a_whole_408() {
+    let app = spawn_app_with(|config| config.request_head_timeout_ms = 300).await;
+    let address = app.local_addr;
+    let answer = actix_web::rt::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        stream
+            .write_all(b"GET /v1/ping HTTP/1.1\r\nHost: x\r\n")
+            .unwrap();
+        let mut answer = Vec::new();
+        let _ = stream.read_to_end(&mut answer);
+        answer
+    })
+    .await
+    .unwrap();
+    let raw = parse(&answer).expect("an answer");
+    let error = assert_contract_error(&raw, 408, "request_timeout");
+    assert_eq!(error["message"], "The request head did not arrive in time.");
+    assert_eq!(raw.header("connection"), Some("close"));
+    let whole: usize = raw.header("content-length").unwrap().parse().unwrap();
+    assert_eq!(raw.body.len(), whole, "the body is written whole");
+    let text = String::from_utf8_lossy(&answer);
+    assert_eq!(text.matches("HTTP/1.1 408").count(), 1, "{text}");
 }
 
 /// The paths the service serves (and some it does not), to be spelled every way RFC 3986 says

@@ -323,10 +323,21 @@ async fn plain_error(status: web::Path<u16>) -> HttpResponse {
         .body("plain text")
 }
 
+/// Blocks the worker's thread for `ms` milliseconds, as a handler stuck on a lock would.
+#[utoipa::path(responses((status = 200, description = "after the wait")))]
+#[get("/block/{ms}")]
+async fn blocks(ms: web::Path<u64>) -> HttpResponse {
+    std::thread::sleep(std::time::Duration::from_millis(
+        ms.into_inner().min(10_000),
+    ));
+    HttpResponse::Ok().finish()
+}
+
 fn test_routes(config: &mut ServiceConfig) {
     config.service(
         scope::scope("/test")
             .service(echo)
+            .service(blocks)
             .service(panics)
             .service(slow)
             .service(framework_json)

@@ -192,10 +192,12 @@ pin_project! {
 /// dispatcher chose, or the bare status.
 fn rejection_response(config: &ServiceConfig, res: Response<()>) -> (Response<()>, BoxBody) {
     match config.h1_error_response() {
+        // The dispatcher closes the connection after any response it rejects a request
+        // with, so the response says so (a pipelined request's would otherwise keep the
+        // connection type of the request before it).
         Some(respond) => {
-            let connection_type = res.head().connection_type();
             let (mut built, body) = respond.respond(res.status()).replace_body(());
-            built.head_mut().set_connection_type(connection_type);
+            built.head_mut().set_connection_type(ConnectionType::Close);
             (built, body)
         }
         None => (res, BoxBody::new(())),
@@ -1034,10 +1036,16 @@ where
                         payload.set_error(PayloadError::EncodingCorrupted);
                     }
 
-                    // malformed requests should be responded with 400
-                    this.messages.push_back(DispatcherMessage::Error(
-                        Response::bad_request().drop_body(),
-                    ));
+                    // malformed requests should be responded with 400; a request target over
+                    // what `http::Uri` takes (64 KiB) with 414 (RFC 9110, 15.5.15)
+                    let line = this.read_buf[..].split(|byte| *byte == b'\n').next();
+                    let res = match err {
+                        ParseError::Uri(_) if line.is_some_and(|line| line.len() > 65_534) => {
+                            Response::with_body(StatusCode::URI_TOO_LONG, ())
+                        }
+                        _ => Response::bad_request().drop_body(),
+                    };
+                    this.messages.push_back(DispatcherMessage::Error(res));
 
                     this.flags.insert(Flags::READ_DISCONNECT);
                     *this.error = Some(err.into());
@@ -1065,7 +1073,20 @@ where
                     this.config,
                     Response::with_body(StatusCode::REQUEST_TIMEOUT, ()),
                 );
+                this.head_timer.clear(line!());
                 let _ = self.as_mut().send_error_response(res, body);
+
+                // The connection shuts down next, and a shutting-down dispatcher writes no
+                // payload: a body already in memory is written now.
+                let mut this = self.as_mut().project();
+                if let StateProj::SendErrorPayload { mut body } = this.state.as_mut().project() {
+                    while let Poll::Ready(Some(Ok(item))) = body.as_mut().poll_next(cx) {
+                        this.codec
+                            .encode(Message::Chunk(Some(item)), this.write_buf)?;
+                    }
+                    this.codec.encode(Message::Chunk(None), this.write_buf)?;
+                    this.state.set(State::None);
+                }
 
                 self.project().flags.insert(Flags::SHUTDOWN);
             }

@@ -1,0 +1,205 @@
+//! The watchdog: whether every API worker is still making progress. Each worker runs a timer
+//! task that stamps the time on a heartbeat of its own every [`BEAT`]; a worker whose thread is
+//! blocked (a handler that sleeps, a lock never released, a write to a stalled pipe) runs no
+//! task, so its stamp grows old. A monitor thread of its own checks the stamps: when one is
+//! older than the threshold, it logs one error naming the worker and counts a stall
+//! (`partner_api_worker_stalls_total`), and `/livez` (with `/readyz`) answers 503 naming it
+//! until the worker beats again, so that Kubernetes or a load balancer acts on what partners
+//! see. The watchdog itself runs on no worker, so a stalled worker cannot silence it; Envoy's
+//! watchdog notices a stuck worker the same way.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often a worker stamps its heartbeat.
+pub const BEAT: Duration = Duration::from_millis(250);
+
+/// The API workers' heartbeats; cheap to clone.
+#[derive(Clone, Debug)]
+pub struct Watchdog(Arc<Shared>);
+
+#[derive(Debug)]
+struct Shared {
+    threshold: Duration,
+    started: Instant,
+    hearts: Mutex<Vec<Arc<Heart>>>,
+    stalls: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Heart {
+    name: String,
+    /// Milliseconds since `started` at the last beat.
+    last_beat_ms: AtomicU64,
+    stalled: AtomicBool,
+}
+
+thread_local! {
+    /// This thread's heartbeat, per watchdog (a test process runs many apps).
+    static BEATING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl Watchdog {
+    /// A watchdog that calls a worker stalled after `threshold` without a beat.
+    pub fn new(threshold: Duration) -> Self {
+        Watchdog(Arc::new(Shared {
+            threshold,
+            started: Instant::now(),
+            hearts: Mutex::new(Vec::new()),
+            stalls: AtomicU64::new(0),
+        }))
+    }
+
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.0.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Gives the calling worker a heartbeat and starts the task that beats it. Called by the
+    /// app factory, which runs on each worker; a second call on one worker does nothing.
+    pub fn beat_on_this_worker(&self) {
+        let key = Arc::as_ptr(&self.0) as usize;
+        let first = BEATING.with(|beating| {
+            let mut beating = beating.borrow_mut();
+            let first = !beating.contains(&key);
+            if first {
+                beating.push(key);
+            }
+            first
+        });
+        if !first {
+            return;
+        }
+        let heart = {
+            let mut hearts = lock(&self.0.hearts);
+            let thread = std::thread::current();
+            let heart = Arc::new(Heart {
+                name: format!(
+                    "worker {} ({})",
+                    hearts.len() + 1,
+                    thread.name().unwrap_or("unnamed")
+                ),
+                last_beat_ms: AtomicU64::new(self.now_ms()),
+                stalled: AtomicBool::new(false),
+            });
+            hearts.push(Arc::clone(&heart));
+            heart
+        };
+        let watchdog = self.clone();
+        actix_web::rt::spawn(async move {
+            let mut ticks = actix_web::rt::time::interval(BEAT);
+            loop {
+                ticks.tick().await;
+                heart
+                    .last_beat_ms
+                    .store(watchdog.now_ms(), Ordering::Relaxed);
+            }
+        });
+    }
+
+    /// The workers that have not beaten for longer than the threshold, with how long.
+    pub fn stalled(&self) -> Vec<String> {
+        let now = self.now_ms();
+        let threshold = self.threshold_ms();
+        lock(&self.0.hearts)
+            .iter()
+            .filter_map(|heart| {
+                let silent = now.saturating_sub(heart.last_beat_ms.load(Ordering::Relaxed));
+                (silent > threshold).then(|| {
+                    format!(
+                        "{} has made no progress for {:.1} s",
+                        heart.name,
+                        silent as f64 / 1000.0
+                    )
+                })
+            })
+            .collect()
+    }
+
+    fn threshold_ms(&self) -> u64 {
+        u64::try_from(self.0.threshold.as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Stalls seen since the start (a worker that stalls twice counts twice).
+    pub fn stalls(&self) -> u64 {
+        self.0.stalls.load(Ordering::Relaxed)
+    }
+
+    /// Starts the monitor thread, which logs and counts each stall once, and each recovery.
+    /// It ends when the last other handle to this watchdog is dropped.
+    pub fn spawn_monitor(&self) {
+        let shared = Arc::downgrade(&self.0);
+        let every = (self.0.threshold / 4).clamp(Duration::from_millis(50), Duration::from_secs(1));
+        let spawned = std::thread::Builder::new()
+            .name("watchdog".to_owned())
+            .spawn(move || {
+                while let Some(shared) = shared.upgrade() {
+                    Watchdog(shared).check();
+                    std::thread::sleep(every);
+                }
+            });
+        if let Err(error) = spawned {
+            log::error!(
+                "the watchdog cannot start, so /livez cannot see a stalled worker: {error}"
+            );
+        }
+    }
+
+    /// One round of the monitor.
+    fn check(&self) {
+        let now = self.now_ms();
+        let threshold = self.threshold_ms();
+        for heart in lock(&self.0.hearts).iter() {
+            let silent = now.saturating_sub(heart.last_beat_ms.load(Ordering::Relaxed));
+            let stalled = silent > threshold;
+            if stalled != heart.stalled.swap(stalled, Ordering::Relaxed) {
+                if stalled {
+                    self.0.stalls.fetch_add(1, Ordering::Relaxed);
+                    log::error!(
+                        "{} has made no progress for {:.1} s (threshold {} s): /livez and \
+                         /readyz answer 503 until it does",
+                        heart.name,
+                        silent as f64 / 1000.0,
+                        self.0.threshold.as_secs_f64()
+                    );
+                } else {
+                    log::info!("{} makes progress again", heart.name);
+                }
+            }
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // A panic while holding it leaves a list of heartbeats, never a broken invariant.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[actix_web::test]
+    async fn a_worker_that_stops_beating_is_named_and_counted_once() {
+        let watchdog = Watchdog::new(Duration::from_millis(300));
+        watchdog.beat_on_this_worker();
+        watchdog.beat_on_this_worker();
+        assert_eq!(lock(&watchdog.0.hearts).len(), 1);
+        actix_web::rt::time::sleep(Duration::from_millis(400)).await;
+        assert!(watchdog.stalled().is_empty(), "{:?}", watchdog.stalled());
+        // Block this worker's thread: its beat task cannot run.
+        std::thread::sleep(Duration::from_millis(700));
+        let stalled = watchdog.stalled();
+        assert_eq!(stalled.len(), 1);
+        assert!(stalled[0].starts_with("worker 1 ("), "{stalled:?}");
+        watchdog.check();
+        watchdog.check();
+        assert_eq!(watchdog.stalls(), 1);
+        actix_web::rt::time::sleep(Duration::from_millis(400)).await;
+        assert!(watchdog.stalled().is_empty());
+        watchdog.check();
+        assert_eq!(watchdog.stalls(), 1);
+    }
+}
