@@ -36,7 +36,7 @@ fn test_routes(config: &mut ServiceConfig) {
 fn main() -> std::io::Result<()> {
     let cli = Cli::parse_or_exit();
     logging::init(cli.server.log_format, cli.server.log_when_stalled);
-    actix_web::rt::System::new().block_on(async {
+    let served = actix_web::rt::System::new().block_on(async {
         let application = Application::build_with_routes(&cli.server, test_routes)
             .map_err(std::io::Error::other)?;
         log::info!(
@@ -44,5 +44,7 @@ fn main() -> std::io::Result<()> {
             application.local_addr()
         );
         application.run_until_stopped().await
-    })
+    });
+    partner_api::observability::log_sink::finish(std::time::Duration::from_secs(2));
+    served
 }

@@ -63,24 +63,24 @@ pub const PATHS: [&str; 13] = [
 
 /// The files, rendered on first use and shared by all workers: none can change at run time.
 /// Not at start-up: that costs every replica about 3 MiB whether anyone reads the
-/// documentation or not, and rendering them on a thread of its own left the heap fragmented
-/// (`scripts/soak limiter`: RSS 13.7 MiB after pruning a million clients, against 9.2 MiB when
-/// rendered on first use). Not on a worker either: rendering and compressing them takes about
+/// documentation or not, and rendering them at start-up on a thread of its own left the heap
+/// fragmented for a replica that never serves them (`scripts/soak limiter`: RSS 13.7 MiB after
+/// pruning a million clients, against 9.2 MiB without). Not on a worker either: rendering and compressing them takes about
 /// 0.1 s, which every other request on that worker would wait for. So the first request hands
 /// the work to the blocking pool ([`files`]) and waits for it there, while its worker goes on.
 static FILES: OnceLock<HashMap<&'static str, StaticFile>> = OnceLock::new();
 
 /// The rendered files: at once when they are, else rendered on the blocking pool (concurrent
 /// first requests wait there too, never on a worker's thread).
-async fn files() -> &'static HashMap<&'static str, StaticFile> {
+async fn files() -> Result<&'static HashMap<&'static str, StaticFile>, ApiError> {
     if let Some(files) = FILES.get() {
-        return files;
+        return Ok(files);
     }
-    match web::block(|| FILES.get_or_init(render_files)).await {
-        Ok(files) => files,
-        // The pool is gone (the server is stopping): render here rather than fail.
-        Err(_) => FILES.get_or_init(render_files),
-    }
+    // An error means the rendering panicked (a bug, logged by the panic hook) or the pool is
+    // gone (the server is stopping): an internal error, not a second rendering on the worker.
+    web::block(|| FILES.get_or_init(render_files))
+        .await
+        .map_err(|error| ApiError::internal(format!("rendering the reference: {error}")))
 }
 
 fn render_files() -> HashMap<&'static str, StaticFile> {
@@ -184,7 +184,7 @@ pub fn register(config: &mut web::ServiceConfig) {
         config.service(web::resource(path).guard(get_or_head()).to(
             move |request: HttpRequest| async move {
                 files()
-                    .await
+                    .await?
                     .get(path)
                     .map(|file| file.respond(&request))
                     .ok_or_else(|| ApiError::resource_missing(request.method(), path))

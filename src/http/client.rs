@@ -179,19 +179,19 @@ impl ClientResolver {
     }
 }
 
-/// The comma-separated elements of every line of a header, in order. A line that is not
-/// readable text counts as one element that names no address: a proxy that merges lines
-/// (nginx's `$proxy_add_x_forwarded_for`) puts the client's bytes and its own address on one
-/// line, and dropping that line whole would drop the proxy's address with it, making the
-/// client the proxy.
+/// The comma-separated elements of every line of a header, in order, split on the raw bytes.
+/// An element that is not text counts as one that names no address, and only that element: a
+/// proxy that merges lines (nginx's `$proxy_add_x_forwarded_for`) puts the client's bytes and
+/// its own record on one line, and the proxy's record must still be read, or the client could
+/// make itself the proxy, or unknown, with one odd byte.
 fn header_elements<'a>(
     headers: &'a HeaderMap,
     name: &'a HeaderName,
 ) -> impl Iterator<Item = &'a str> + 'a {
     headers
         .get_all(name)
-        .flat_map(|value| value.to_str().unwrap_or("unknown").split(','))
-        .map(str::trim)
+        .flat_map(|value| value.as_bytes().split(|byte| *byte == b','))
+        .map(|element| std::str::from_utf8(element).map_or("unknown", str::trim))
         .filter(|element| !element.is_empty())
 }
 
@@ -338,13 +338,23 @@ mod tests {
         assert_eq!(rfc7239.resolve(proxy, &hidden), None);
         let garbage = headers(&[("x-forwarded-for", "not-an-address")]);
         assert_eq!(resolver.resolve(proxy, &garbage), None);
-        // A line that is not text, merged with what the proxy appended, is an unknown hop:
-        // never "no header", which would make the client the proxy itself.
+        // Bytes that are not text, merged on one line with what the proxy appended: the
+        // proxy's record still names the client (never the proxy itself, never unknown).
         let mut unreadable = HeaderMap::new();
         unreadable.append(
             HeaderName::from_static("x-forwarded-for"),
-            HeaderValue::from_bytes(b"\xff, 10.0.0.7").unwrap(),
+            HeaderValue::from_bytes(b"\xff, 198.51.100.7").unwrap(),
         );
-        assert_eq!(resolver.resolve(proxy, &unreadable), None);
+        assert_eq!(
+            resolver.resolve(proxy, &unreadable),
+            Some(ip("198.51.100.7"))
+        );
+        // The odd element alone is unknown.
+        let mut alone = HeaderMap::new();
+        alone.append(
+            HeaderName::from_static("x-forwarded-for"),
+            HeaderValue::from_bytes(b"198.51.100.7, \xff").unwrap(),
+        );
+        assert_eq!(resolver.resolve(proxy, &alone), None);
     }
 }

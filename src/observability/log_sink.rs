@@ -118,12 +118,14 @@ pub fn submit(lines: Lines) {
         let _ = io::stderr().lock().write_all(&lines.bytes);
         return;
     };
-    let size = lines.bytes.len();
+    // What the batch holds in memory, not only what it says: the budget bounds memory.
+    let size = lines.bytes.capacity();
     match sink.when_stalled {
         WhenStalled::Wait => {
             QUEUED_BYTES.fetch_add(size, Ordering::Relaxed);
-            if sink.sender.send(lines).is_err() {
+            if let Err(failed) = sink.sender.send(lines) {
                 QUEUED_BYTES.fetch_sub(size, Ordering::Relaxed);
+                dropped(&failed.0.counts);
             }
         }
         WhenStalled::Drop => {
@@ -166,8 +168,10 @@ pub fn queued_bytes() -> usize {
 /// after a write that succeeds reports what was lost before it.
 fn write_out(receiver: &Receiver<Lines>, out: &mut impl Write, warning: fn(&str) -> Vec<u8>) {
     for lines in receiver {
-        QUEUED_BYTES.fetch_sub(lines.bytes.len(), Ordering::Relaxed);
-        if out.write_all(&lines.bytes).is_err() {
+        // Counted as queued until written, so that `finish` waits for this batch too.
+        let written = out.write_all(&lines.bytes);
+        QUEUED_BYTES.fetch_sub(lines.bytes.capacity(), Ordering::Relaxed);
+        if written.is_err() {
             dropped(&lines.counts);
             continue;
         }
@@ -237,6 +241,12 @@ mod tests {
         lines
     }
 
+    /// Queued as `submit` queues it, so that the writer's accounting balances.
+    fn queued(sender: &SyncSender<Lines>, lines: Lines) {
+        QUEUED_BYTES.fetch_add(lines.bytes.capacity(), Ordering::Relaxed);
+        sender.send(lines).unwrap();
+    }
+
     #[test]
     fn lines_that_cannot_be_written_are_counted_and_reported_once_writes_succeed() {
         let (sender, receiver) = std::sync::mpsc::sync_channel(8);
@@ -244,14 +254,14 @@ mod tests {
             dropped_total(LineKind::Access),
             dropped_total(LineKind::Other),
         ];
-        sender.send(lines(3, 1)).unwrap();
+        queued(&sender, lines(3, 1));
         drop(sender);
         write_out(&receiver, &mut Stalled, warning);
         assert_eq!(dropped_total(LineKind::Access) - before[0], 3);
         assert_eq!(dropped_total(LineKind::Other) - before[1], 1);
 
         let (sender, receiver) = std::sync::mpsc::sync_channel(8);
-        sender.send(lines(2, 0)).unwrap();
+        queued(&sender, lines(2, 0));
         drop(sender);
         let mut written = Vec::new();
         write_out(&receiver, &mut written, warning);

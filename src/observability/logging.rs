@@ -303,7 +303,12 @@ pub fn init(format: LogFormat, when_stalled: WhenStalled) {
 /// text format (as before logging existed), one JSON object in the JSON format.
 pub fn report_fatal(message: &str) {
     match format() {
-        LogFormat::Text => eprintln!("error: {message}"),
+        // Through the sink, like every line: stderr itself may be a stalled pipe.
+        LogFormat::Text => {
+            let mut lines = Lines::default();
+            lines.push(LineKind::Other, format!("error: {message}\n").as_bytes());
+            log_sink::submit(lines);
+        }
         LogFormat::Json => log::error!(target: "partner_api", "{message}"),
     }
 }

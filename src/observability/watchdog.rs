@@ -85,14 +85,18 @@ impl Watchdog {
             hearts.push(Arc::clone(&heart));
             heart
         };
-        let watchdog = self.clone();
+        // The task owns the heart's registration: when the worker's arbiter stops (a worker
+        // that stopped at shutdown, or one actix-server replaced after a fault), the task is
+        // dropped and the heart retires with it, instead of aging into a false stall.
+        let beating = Beating {
+            heart,
+            watchdog: self.clone(),
+        };
         actix_web::rt::spawn(async move {
             let mut ticks = actix_web::rt::time::interval(BEAT);
             loop {
                 ticks.tick().await;
-                heart
-                    .last_beat_ms
-                    .store(watchdog.now_ms(), Ordering::Relaxed);
+                beating.beat();
             }
         });
     }
@@ -140,33 +144,65 @@ impl Watchdog {
             });
         if let Err(error) = spawned {
             log::error!(
-                "the watchdog cannot start, so /livez cannot see a stalled worker: {error}"
+                "the watchdog's monitor cannot start, so a stall is neither logged nor counted \
+                 (/livez still sees it): {error}"
             );
         }
     }
 
-    /// One round of the monitor.
+    /// One round of the monitor. It logs after letting go of the list: logging may wait (with
+    /// `--log-when-stalled wait`), and the probes read the list.
     fn check(&self) {
         let now = self.now_ms();
         let threshold = self.threshold_ms();
-        for heart in lock(&self.0.hearts).iter() {
-            let silent = now.saturating_sub(heart.last_beat_ms.load(Ordering::Relaxed));
-            let stalled = silent > threshold;
-            if stalled != heart.stalled.swap(stalled, Ordering::Relaxed) {
-                if stalled {
-                    self.0.stalls.fetch_add(1, Ordering::Relaxed);
-                    log::error!(
-                        "{} has made no progress for {:.1} s (threshold {} s): /livez and \
-                         /readyz answer 503 until it does",
-                        heart.name,
-                        silent as f64 / 1000.0,
-                        self.0.threshold.as_secs_f64()
-                    );
-                } else {
-                    log::info!("{} makes progress again", heart.name);
-                }
-            }
+        let newly_stalled: Vec<(String, u64)> = lock(&self.0.hearts)
+            .iter()
+            .filter_map(|heart| {
+                let silent = now.saturating_sub(heart.last_beat_ms.load(Ordering::Relaxed));
+                (silent > threshold && !heart.stalled.swap(true, Ordering::Relaxed))
+                    .then(|| (heart.name.clone(), silent))
+            })
+            .collect();
+        for (name, silent) in newly_stalled {
+            self.stall(&name, silent, "/livez and /readyz answer 503 until it does");
         }
+    }
+
+    /// Counts and logs one stall.
+    fn stall(&self, name: &str, silent_ms: u64, consequence: &str) {
+        self.0.stalls.fetch_add(1, Ordering::Relaxed);
+        log::error!(
+            "{name} has made no progress for {:.1} s (threshold {} s): {consequence}",
+            silent_ms as f64 / 1000.0,
+            self.0.threshold.as_secs_f64()
+        );
+    }
+}
+
+/// A worker's registered heart, owned by its beat task.
+struct Beating {
+    heart: Arc<Heart>,
+    watchdog: Watchdog,
+}
+
+impl Beating {
+    /// Stamps the time. A worker that comes back from a stall says so; one whose stall was
+    /// shorter than a round of the monitor still counts it, once.
+    fn beat(&self) {
+        let now = self.watchdog.now_ms();
+        let silent = now.saturating_sub(self.heart.last_beat_ms.swap(now, Ordering::Relaxed));
+        if self.heart.stalled.swap(false, Ordering::Relaxed) {
+            log::info!("{} makes progress again", self.heart.name);
+        } else if silent > self.watchdog.threshold_ms() {
+            self.watchdog
+                .stall(&self.heart.name, silent, "it makes progress again");
+        }
+    }
+}
+
+impl Drop for Beating {
+    fn drop(&mut self) {
+        lock(&self.watchdog.0.hearts).retain(|heart| !Arc::ptr_eq(heart, &self.heart));
     }
 }
 
@@ -201,5 +237,9 @@ mod tests {
         assert!(watchdog.stalled().is_empty());
         watchdog.check();
         assert_eq!(watchdog.stalls(), 1);
+        // A stall that ends before the monitor looks is counted by the worker itself.
+        std::thread::sleep(Duration::from_millis(700));
+        actix_web::rt::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(watchdog.stalls(), 2);
     }
 }

@@ -58,6 +58,20 @@ struct ServerProcess {
     admin: Option<SocketAddr>,
 }
 
+/// The child's stderr, line by line as it comes, read on a thread of its own.
+fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let stderr = child.stderr.take().unwrap();
+    let (sender, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    lines
+}
+
 impl ServerProcess {
     fn start(extra_args: &[&str]) -> ServerProcess {
         let mut child = partner_api()
@@ -74,15 +88,7 @@ impl ServerProcess {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let stderr = child.stderr.take().unwrap();
-        let (sender, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if sender.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let lines = stderr_lines(&mut child);
         let mut server = ServerProcess {
             child,
             lines,
@@ -694,15 +700,7 @@ fn every_numeric_setting_has_a_range_or_works() {
                 .stderr(Stdio::piped())
                 .spawn()
                 .unwrap();
-            let stderr = child.stderr.take().unwrap();
-            let (sender, lines) = mpsc::channel();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if sender.send(line).is_err() {
-                        break;
-                    }
-                }
-            });
+            let lines = stderr_lines(&mut child);
             // Its lines until it says where it listens, or until it exits (stderr closes).
             let deadline = Instant::now() + WAIT;
             let mut seen = Vec::new();
