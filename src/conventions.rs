@@ -8,24 +8,29 @@
 //! middleware — into the contract's JSON error object, sets `Service-Request-Id`,
 //! `Cache-Control: no-store`, `X-Content-Type-Options: nosniff` and the quota fields, writes
 //! the access log line (with the trace id of a well-formed `traceparent`) and records the
-//! request in the metrics. It is the only code that knows the request id, so it is where error
-//! bodies are finished; a new endpoint gets all of this by being registered.
+//! request in the metrics, both once the response's last byte has been handed to the
+//! connection (`Recorded`), so durations cover the body a slow reader takes its time over. It
+//! is the only code that knows the request id, so it is where error bodies are finished; a new
+//! endpoint gets all of this by being registered.
 
 use std::borrow::Cow;
 use std::future::{Ready, ready};
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
 use actix_web::Error;
-use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::body::{BodySize, BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::uri::Uri;
+use actix_web::web::Bytes;
 use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
 
@@ -34,7 +39,7 @@ use crate::http::client::ClientResolver;
 use crate::http::routes::{NoRoute, RouteTable};
 use crate::http::view::RequestView;
 use crate::observability::logging::{self, AccessRecord};
-use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
+use crate::observability::metrics::{InFlight, Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
 use crate::rate_limit::{Check, QuotaFields, RateLimits, Refusal, WorkerLimits};
 use crate::request_id::RequestId;
@@ -186,9 +191,9 @@ impl RequestConventions {
 impl<S, B> Transform<S, ServiceRequest> for RequestConventions
 where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
-    B: MessageBody + 'static,
+    B: MessageBody + Unpin + 'static,
 {
-    type Response = ServiceResponse<EitherBody<B, BoxBody>>;
+    type Response = ServiceResponse<Recorded<EitherBody<B, BoxBody>>>;
     type Error = Error;
     type Transform = RequestConventionsMiddleware<S>;
     type InitError = ();
@@ -232,14 +237,14 @@ struct Parts {
     metrics: Option<Rc<WorkerMetrics>>,
 }
 
-type Answer<B> = Result<ServiceResponse<EitherBody<B, BoxBody>>, Error>;
+type Answer<B> = Result<ServiceResponse<Recorded<EitherBody<B, BoxBody>>>, Error>;
 
 impl<S, B> Service<ServiceRequest> for RequestConventionsMiddleware<S>
 where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
-    B: MessageBody + 'static,
+    B: MessageBody + Unpin + 'static,
 {
-    type Response = ServiceResponse<EitherBody<B, BoxBody>>;
+    type Response = ServiceResponse<Recorded<EitherBody<B, BoxBody>>>;
     type Error = Error;
     type Future = Either<Ready<Answer<B>>, LocalBoxFuture<'static, Answer<B>>>;
 
@@ -260,13 +265,9 @@ where
                 quota,
                 started,
             )),
-            Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self.parts.refuse(
-                request,
-                &view,
-                &request_id,
-                refusal,
-                started,
-            )))),
+            Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self
+                .parts
+                .refuse(request, view, request_id, refusal, started)))),
             // The shared store answers asynchronously; the request waits for it.
             Check::Pending(decision) => {
                 let (service, parts) = (Rc::clone(&self.service), Rc::clone(&self.parts));
@@ -276,7 +277,7 @@ where
                             serve(service, parts, request, view, request_id, quota, started).await
                         }
                         Err(refusal) => {
-                            Ok(parts.refuse(request, &view, &request_id, refusal, started))
+                            Ok(parts.refuse(request, view, request_id, refusal, started))
                         }
                     }
                 }))
@@ -298,7 +299,7 @@ fn serve<S, B>(
 ) -> LocalBoxFuture<'static, Answer<B>>
 where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
-    B: MessageBody + 'static,
+    B: MessageBody + Unpin + 'static,
 {
     // What the access log and a panic's answer need besides the view, taken now: the request
     // itself moves into the router, which needs sole ownership of it.
@@ -309,8 +310,7 @@ where
     };
     let too_large = parts.header_limits.check(request.headers());
     Box::pin(async move {
-        let metrics = parts.metrics.as_deref();
-        let _in_flight = parts.metrics.as_ref().map(|metrics| metrics.in_flight());
+        let in_flight = parts.metrics.as_ref().map(|metrics| metrics.in_flight());
         let hsts = parts.hsts.clone();
         // The inner call is made inside the guarded future so that a panic in its
         // synchronous part (routing) is caught as well. A request over the header limits is
@@ -336,15 +336,16 @@ where
                         .map_into_right_body()
                 };
                 set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
-                finish(
-                    metrics,
-                    &request_id,
-                    &line.view,
-                    line.trace_id,
-                    response.status(),
+                let answered = Answered {
+                    metrics: parts.metrics.clone(),
+                    in_flight,
+                    status: response.status(),
+                    request_id,
+                    view: line.view,
+                    trace_id: line.trace_id,
                     started,
-                );
-                return Ok(response);
+                };
+                return Ok(response.map_body(|_, body| Recorded::new(body, answered)));
             }
             Ok(Err(error)) => {
                 let status = error.as_response_error().status_code();
@@ -364,14 +365,16 @@ where
         // the answer travels as an error carrying its finished response.
         let mut response = failure.to_response(&request_id, parts.docs_base.resolve(line.host()));
         set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
-        finish(
-            metrics,
-            &request_id,
-            &line.view,
-            line.trace_id,
-            response.status(),
+        let answered = Answered {
+            metrics: parts.metrics.clone(),
+            in_flight,
+            status: response.status(),
+            request_id,
+            view: line.view,
+            trace_id: line.trace_id,
             started,
-        );
+        };
+        let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
         Err(InternalError::from_response(failure, response).into())
     })
 }
@@ -382,11 +385,11 @@ impl Parts {
     fn refuse<B>(
         &self,
         request: ServiceRequest,
-        view: &RequestView,
-        request_id: &RequestId,
+        view: RequestView,
+        request_id: RequestId,
         refusal: Refusal,
         started: Instant,
-    ) -> ServiceResponse<EitherBody<B, BoxBody>> {
+    ) -> ServiceResponse<Recorded<EitherBody<B, BoxBody>>> {
         if let Some(metrics) = &self.metrics {
             metrics.refused(refusal.policy);
         }
@@ -395,22 +398,26 @@ impl Parts {
             request.uri(),
         ));
         let mut response =
-            Rendered::rate_limited(refusal.retry_after_secs, request_id, docs).into_new_response();
+            Rendered::rate_limited(refusal.retry_after_secs, &request_id, docs).into_new_response();
         set_convention_headers(
             response.headers_mut(),
-            request_id,
+            &request_id,
             self.hsts.clone(),
             Some(refusal.quota),
         );
-        finish(
-            self.metrics.as_deref(),
+        let answered = Answered {
+            metrics: self.metrics.clone(),
+            in_flight: self.metrics.as_ref().map(|metrics| metrics.in_flight()),
+            status: response.status(),
+            trace_id: trace_id_to_log(&request),
             request_id,
             view,
-            trace_id_to_log(&request),
-            response.status(),
             started,
-        );
-        request.into_response(response).map_into_right_body()
+        };
+        request
+            .into_response(response)
+            .map_into_right_body()
+            .map_body(|_, body| Recorded::new(body, answered))
     }
 }
 
@@ -591,38 +598,86 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// The request is answered: its access line and its metrics.
-fn finish(
-    metrics: Option<&WorkerMetrics>,
-    request_id: &RequestId,
-    view: &RequestView,
-    trace_id: Option<TraceId>,
+/// A response body that records its request when the last byte has been handed to the
+/// connection, or when the connection drops it unfinished (the client went away): the access
+/// line and the metrics' duration then cover the whole answer, a slow reader's included, and
+/// the request counts as in flight until then. The app's body is a `BoxBody`, so `Unpin`.
+pub struct Recorded<B> {
+    body: B,
+    /// Taken (and so recorded) at the end of the body, or with the body when it is dropped.
+    answered: Option<Answered>,
+}
+
+impl<B> Recorded<B> {
+    fn new(body: B, answered: Answered) -> Self {
+        Recorded {
+            body,
+            answered: Some(answered),
+        }
+    }
+}
+
+impl<B: MessageBody + Unpin> MessageBody for Recorded<B> {
+    type Error = B::Error;
+
+    fn size(&self) -> BodySize {
+        self.body.size()
+    }
+
+    fn poll_next(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Self::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.body).poll_next(context);
+        if let Poll::Ready(None | Some(Err(_))) = polled {
+            this.answered = None;
+        }
+        polled
+    }
+}
+
+/// What is recorded of an answered request, when it is dropped: its access line and its
+/// metrics.
+struct Answered {
+    metrics: Option<Rc<WorkerMetrics>>,
+    in_flight: Option<InFlight>,
     status: StatusCode,
+    request_id: RequestId,
+    view: RequestView,
+    trace_id: Option<TraceId>,
     started: Instant,
-) {
-    let log = logging::access_log_enabled();
-    if !log && metrics.is_none() {
-        return;
-    }
-    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    if let Some(metrics) = metrics {
-        metrics.record(
-            metrics.route(view.route(), view.path()),
-            view.method(),
-            status.as_u16(),
-            micros,
-        );
-    }
-    if log {
-        logging::write_access(&AccessRecord {
-            request_id,
-            client: view.client(),
-            method: view.method().as_str(),
-            path: view.path(),
-            status: status.as_u16(),
-            micros,
-            trace_id: trace_id.as_ref(),
-        });
+}
+
+impl Drop for Answered {
+    fn drop(&mut self) {
+        let log = logging::access_log_enabled();
+        if !log && self.metrics.is_none() {
+            return;
+        }
+        let micros = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let (view, status) = (&self.view, self.status.as_u16());
+        if let Some(metrics) = &self.metrics {
+            metrics.record(
+                metrics.route(view.route(), view.path()),
+                view.method(),
+                status,
+                micros,
+            );
+        }
+        // Out of flight once recorded, so that a scrape never sees neither.
+        self.in_flight = None;
+        if log {
+            logging::write_access(&AccessRecord {
+                request_id: &self.request_id,
+                client: view.client(),
+                method: view.method().as_str(),
+                path: view.path(),
+                status,
+                micros,
+                trace_id: self.trace_id.as_ref(),
+            });
+        }
     }
 }
 

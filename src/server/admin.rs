@@ -2,7 +2,8 @@
 //! (`--admin-bind`, loopback by default), never on the API's. It serves `GET /livez` (200
 //! while the process serves), `GET /readyz` (200 while it takes new work, 503 from the moment
 //! a shutdown begins, so a load balancer or Kubernetes stops sending traffic before the
-//! listener closes) and `GET /metrics` (OpenMetrics text). Both probes answer 503 naming the
+//! listener closes) and `GET /metrics` (OpenMetrics to a scraper that asks for it, the classic
+//! text format otherwise). Both probes answer 503 naming the
 //! worker while an API worker makes no progress (`observability::watchdog`). Probes answer plain text, as
 //! Kubernetes' own components do; anything else gets the contract's JSON error. These
 //! endpoints are not part of the API: no rate limit, no access log line, not in the OpenAPI
@@ -18,7 +19,7 @@ use actix_web::{App, Error, HttpRequest, HttpResponse, guard, web};
 
 use crate::conventions::{DocsBase, set_convention_headers};
 use crate::errors::ApiError;
-use crate::observability::metrics::{self, Metrics};
+use crate::observability::metrics::{Exposition, Metrics};
 use crate::observability::watchdog::Watchdog;
 use crate::request_id::RequestId;
 
@@ -127,11 +128,19 @@ async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
     }
 }
 
-async fn metrics_text(state: web::Data<AdminState>) -> HttpResponse {
+/// Every metric, in OpenMetrics when the scraper asks for it, else in the classic format.
+async fn metrics_text(request: HttpRequest, state: web::Data<AdminState>) -> HttpResponse {
+    let format = Exposition::for_accept(
+        request
+            .headers()
+            .get(header::ACCEPT)
+            .map(HeaderValue::as_bytes),
+    );
     HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, "no-store"))
-        .content_type(metrics::CONTENT_TYPE)
-        .body(state.metrics.render())
+        .insert_header((header::VARY, "Accept"))
+        .content_type(format.content_type())
+        .body(state.metrics.render(format))
 }
 
 /// 405 with `Allow` on an admin path, 404 anywhere else, in the contract's error shape.

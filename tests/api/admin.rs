@@ -11,13 +11,27 @@ use crate::tls::TestPki;
 /// A request to the admin listener, read whole (not checked against the API's contract: the
 /// admin endpoints are not part of it).
 async fn admin_get(app: &TestApp, method: &str, path: &str) -> TestResponse {
+    admin_get_accepting(app, method, path, None).await
+}
+
+/// What Prometheus 2 sends as `Accept` when it scrapes.
+const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,\
+    application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+async fn admin_get_accepting(
+    app: &TestApp,
+    method: &str,
+    path: &str,
+    accept: Option<&str>,
+) -> TestResponse {
     let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-    let response = app
+    let mut request = app
         .client
-        .request(method, format!("{}{path}", app.admin_address))
-        .send()
-        .await
-        .unwrap();
+        .request(method, format!("{}{path}", app.admin_address));
+    if let Some(accept) = accept {
+        request = request.header("accept", accept);
+    }
+    let response = request.send().await.unwrap();
     TestResponse {
         status: response.status().as_u16(),
         headers: response.headers().clone(),
@@ -25,9 +39,9 @@ async fn admin_get(app: &TestApp, method: &str, path: &str) -> TestResponse {
     }
 }
 
-/// The exposition's sample lines starting with `prefix`.
+/// The exposition's sample lines starting with `prefix`, as Prometheus scrapes them.
 async fn samples(app: &TestApp, prefix: &str) -> Vec<String> {
-    let response = admin_get(app, "GET", "/metrics").await;
+    let response = admin_get_accepting(app, "GET", "/metrics", Some(PROMETHEUS_ACCEPT)).await;
     assert_eq!(response.status, 200);
     response
         .text()
@@ -75,7 +89,7 @@ async fn metrics_count_every_answer_by_route_method_and_status() {
     );
     assert_eq!(app.get("/docs/errors").await.status, 200);
 
-    let response = admin_get(&app, "GET", "/metrics").await;
+    let response = admin_get_accepting(&app, "GET", "/metrics", Some(PROMETHEUS_ACCEPT)).await;
     assert_eq!(response.status, 200);
     assert_eq!(
         response.header("content-type"),
@@ -95,11 +109,11 @@ async fn metrics_count_every_answer_by_route_method_and_status() {
     assert_eq!(
         samples(&app, "partner_api_http_request_duration_seconds_count").await,
         [
-            r#"partner_api_http_request_duration_seconds_count{route="/docs/errors",method="GET",status="200"} 1"#,
-            r#"partner_api_http_request_duration_seconds_count{route="/docs/errors",method="POST",status="405"} 1"#,
-            r#"partner_api_http_request_duration_seconds_count{route="/v1/ping",method="GET",status="200"} 3"#,
-            r#"partner_api_http_request_duration_seconds_count{route="/v1/ping",method="GET",status="429"} 2"#,
-            r#"partner_api_http_request_duration_seconds_count{route="unmatched",method="GET",status="404"} 2"#,
+            r#"partner_api_http_request_duration_seconds_count{route="/docs/errors",method="GET",status_class="2xx"} 1"#,
+            r#"partner_api_http_request_duration_seconds_count{route="/docs/errors",method="POST",status_class="4xx"} 1"#,
+            r#"partner_api_http_request_duration_seconds_count{route="/v1/ping",method="GET",status_class="2xx"} 3"#,
+            r#"partner_api_http_request_duration_seconds_count{route="/v1/ping",method="GET",status_class="4xx"} 2"#,
+            r#"partner_api_http_request_duration_seconds_count{route="unmatched",method="GET",status_class="4xx"} 2"#,
         ]
     );
     assert_eq!(
@@ -140,6 +154,55 @@ async fn metrics_count_every_answer_by_route_method_and_status() {
     }
     // No certificate, no certificate metrics.
     assert!(samples(&app, "partner_api_tls").await.is_empty());
+}
+
+/// Prometheus asks for OpenMetrics and gets it; a scraper that asks for nothing in particular
+/// (curl, Telegraf, Metricbeat) gets the classic text format, where `info` does not exist.
+#[actix_web::test]
+async fn the_exposition_format_follows_accept() {
+    let app = crate::helpers::spawn_app().await;
+    assert_eq!(app.get("/v1/ping").await.status, 200);
+    let openmetrics = admin_get_accepting(&app, "GET", "/metrics", Some(PROMETHEUS_ACCEPT)).await;
+    let text = openmetrics.text();
+    assert!(
+        text.contains("\n# TYPE partner_api_http_requests counter\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n# TYPE partner_api_build info\n"), "{text}");
+    assert!(text.ends_with("# EOF\n"));
+    for accept in [
+        None,
+        Some("*/*"),
+        Some("text/plain"),
+        Some("application/json"),
+    ] {
+        let classic = admin_get_accepting(&app, "GET", "/metrics", accept).await;
+        assert_eq!(classic.status, 200, "{accept:?}");
+        assert_eq!(
+            classic.header("content-type"),
+            "text/plain; version=0.0.4; charset=utf-8",
+            "{accept:?}"
+        );
+        assert_eq!(classic.header("vary"), "Accept");
+        assert_eq!(classic.header("cache-control"), "no-store");
+        let text = classic.text();
+        for expected in [
+            "# TYPE partner_api_http_requests_total counter",
+            r#"partner_api_http_requests_total{route="/v1/ping",method="GET",status="200"} 1"#,
+            "# TYPE partner_api_http_request_duration_seconds histogram",
+            "# TYPE partner_api_build_info gauge",
+            "# TYPE process_cpu_seconds_total counter",
+        ] {
+            assert!(
+                text.lines().any(|line| line == expected),
+                "{expected}\n{text}"
+            );
+        }
+        assert!(
+            !text.contains("# EOF") && !text.contains("# UNIT") && !text.contains(" info\n"),
+            "{text}"
+        );
+    }
 }
 
 #[actix_web::test]

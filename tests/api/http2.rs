@@ -194,3 +194,89 @@ async fn an_idle_http2_connection_is_closed_after_the_keep_alive_time() {
         "the server sent GOAWAY: no new stream"
     );
 }
+
+/// The sample lines of the admin listener's `/metrics` that start with `prefix`.
+async fn metric_samples(app: &TestApp, prefix: &str) -> Vec<String> {
+    let text = app
+        .client
+        .get(format!("{}/metrics", app.admin_address))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .filter(|line| line.starts_with(prefix))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A slow reader keeps its request in flight until the last byte of the answer is handed to
+/// the connection, and the request's duration covers it. Over HTTP/2 the client's flow-control
+/// window decides when the server may send more, so a client that reads nothing holds the
+/// rest of a large document back for as long as it likes, whatever the kernel's buffers.
+#[actix_web::test]
+async fn a_slow_reader_is_in_flight_until_the_last_byte_and_its_duration_shows_it() {
+    let pki = TestPki::new("h2-slow-reader");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let (client, connection) = h2_connect(&pki, &app).await;
+    let driving = actix_web::rt::spawn(async move {
+        let _ = connection.await;
+    });
+    let mut client = client.ready().await.unwrap();
+    let request = http::Request::get(format!(
+        "https://localhost:{}/docs/swagger-ui-bundle.js",
+        app.local_addr.port()
+    ))
+    .body(())
+    .unwrap();
+    let (response, _) = client.send_request(request, true).unwrap();
+    let response = response.await.unwrap();
+    assert_eq!(response.status(), 200);
+    let length: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = response.into_body();
+
+    // Nothing read, so no window released: the server has sent a window's worth and waits.
+    let hold = Duration::from_millis(1500);
+    actix_web::rt::time::sleep(hold).await;
+    assert_eq!(
+        metric_samples(&app, "partner_api_http_requests_in_flight ").await,
+        ["partner_api_http_requests_in_flight 1"]
+    );
+    let labels = r#"route="/docs/swagger-ui-bundle.js",method="GET",status_class="2xx""#;
+    assert_eq!(
+        metric_samples(&app, "partner_api_http_request_duration_seconds_count").await,
+        Vec::<String>::new(),
+        "recorded before its body was sent"
+    );
+
+    let mut received = 0;
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.unwrap();
+        received += chunk.len();
+        body.flow_control().release_capacity(chunk.len()).unwrap();
+    }
+    assert_eq!(received, length);
+    assert!(length > 1_000_000, "{length}");
+    assert_eq!(
+        metric_samples(&app, "partner_api_http_requests_in_flight ").await,
+        ["partner_api_http_requests_in_flight 0"]
+    );
+    // Recorded once, in the bucket of the time the client took, not the time to the head.
+    let buckets = metric_samples(&app, "partner_api_http_request_duration_seconds_bucket").await;
+    for (bound, count) in [("1.0", 0), ("+Inf", 1)] {
+        let line = format!(
+            "partner_api_http_request_duration_seconds_bucket{{le=\"{bound}\",{labels}}} {count}"
+        );
+        assert!(buckets.contains(&line), "{line}\n{buckets:#?}");
+    }
+    let sum = metric_samples(&app, "partner_api_http_request_duration_seconds_sum").await;
+    let seconds: f64 = sum[0].rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(seconds >= hold.as_secs_f64(), "{sum:?}");
+    driving.abort();
+}
