@@ -344,7 +344,8 @@ where
                     view: line.view,
                     trace_id: line.trace_id,
                     started,
-                };
+                }
+                .head_ready(&parts.routes);
                 return Ok(response.map_body(|_, body| Recorded::new(body, answered)));
             }
             Ok(Err(error)) => {
@@ -373,7 +374,8 @@ where
             view: line.view,
             trace_id: line.trace_id,
             started,
-        };
+        }
+        .head_ready(&parts.routes);
         let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
         Err(InternalError::from_response(failure, response).into())
     })
@@ -413,7 +415,8 @@ impl Parts {
             request_id,
             view,
             started,
-        };
+        }
+        .head_ready(&self.routes);
         request
             .into_response(response)
             .map_into_right_body()
@@ -647,6 +650,30 @@ struct Answered {
     view: RequestView,
     trace_id: Option<TraceId>,
     started: Instant,
+}
+
+impl Answered {
+    /// The response head is ready: the service's own time goes into the head histogram now
+    /// (the latency objective's measure, which a client that reads slowly, or opens no HTTP/2
+    /// window at all, cannot stretch); the rest is recorded when the body is done.
+    fn head_ready(self, routes: &RouteTable) -> Self {
+        // Only a method a route serves: the time of a 404, or of any answer to a method the
+        // route does not have, says nothing about a route, and would add series of no use.
+        let served = self
+            .view
+            .route()
+            .is_some_and(|route| routes.serves(route, self.view.method()));
+        if let Some(metrics) = self.metrics.as_ref().filter(|_| served) {
+            let micros = u64::try_from(self.started.elapsed().as_micros()).unwrap_or(u64::MAX);
+            let view = &self.view;
+            metrics.record_head(
+                metrics.route(view.route(), view.path()),
+                view.method(),
+                micros,
+            );
+        }
+        self
+    }
 }
 
 impl Drop for Answered {

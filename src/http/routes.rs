@@ -121,6 +121,14 @@ impl RouteTable {
         &self.routes[route.get()].1
     }
 
+    /// Whether `route` answers `method` (one of its `Allow` value's names).
+    pub fn serves(&self, route: RouteIndex, method: &Method) -> bool {
+        self.allow(route)
+            .as_bytes()
+            .split(|byte| *byte == b',')
+            .any(|name| name.trim_ascii() == method.as_str().as_bytes())
+    }
+
     /// The `Allow` value for `path`, or `None` when no route has that path.
     pub fn allow_for(&self, path: &str) -> Option<&HeaderValue> {
         self.find(path).map(|route| self.allow(route))
@@ -177,4 +185,24 @@ pub(crate) fn allowed_methods(item: &PathItem) -> Vec<&'static str> {
     .into_iter()
     .filter_map(|(name, present)| present.then_some(name))
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_route_serves_exactly_the_methods_of_its_allow_value() {
+        let table = RouteTable::default().with_paths(&["/docs/errors"], "GET, HEAD");
+        let route = table.find("/docs/errors").unwrap();
+        for (method, served) in [
+            (Method::GET, true),
+            (Method::HEAD, true),
+            (Method::POST, false),
+            (Method::from_bytes(b"GE").unwrap(), false),
+            (Method::from_bytes(b"HEADX").unwrap(), false),
+        ] {
+            assert_eq!(table.serves(route, &method), served, "{method}");
+        }
+    }
 }

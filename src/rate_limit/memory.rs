@@ -104,11 +104,13 @@ impl MemoryStore {
 /// 128 KiB (glibc's starting values), a table of a million clients is a mapping of its own and
 /// goes back whole; in the soak's million-client run RSS after pruning came back to its
 /// starting level (7.3 MiB) instead of staying 1.5 to 6 MiB above it. Blocks that size are
-/// rare on the request path (bodies are limited, the reference is built once).
+/// rare on the request path (bodies are limited, the reference is built once); a scrape's
+/// exposition (up to about 0.2 MB) is one, on the admin listener.
 pub fn return_large_blocks_at_once() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes the allocator's tuning, under glibc's own lock; it touches
-    // no allocation and is safe to call from any thread at any time.
+    // SAFETY: mallopt only changes the allocator's tuning; it touches no allocation. It is
+    // called before any worker starts, so no other thread reads the thresholds meanwhile
+    // (glibc takes the main arena's lock for it, and other arenas read them unlocked).
     unsafe {
         const LARGE_BLOCK: libc::c_int = 128 * 1024;
         libc::mallopt(libc::M_MMAP_THRESHOLD, LARGE_BLOCK);

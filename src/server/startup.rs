@@ -371,7 +371,6 @@ impl Application {
 /// Prunes the limiter's quiet clients every `every`, on a thread of its own, until the returned
 /// sender is dropped.
 fn spawn_pruning(rate_limits: RateLimits, every: Duration) -> std::sync::mpsc::Sender<()> {
-    crate::rate_limit::memory::return_large_blocks_at_once();
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let spawned = std::thread::Builder::new()
         .name("limiter-pruning".to_owned())

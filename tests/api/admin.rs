@@ -116,6 +116,18 @@ async fn metrics_count_every_answer_by_route_method_and_status() {
             r#"partner_api_http_request_duration_seconds_count{route="unmatched",method="GET",status_class="4xx"} 2"#,
         ]
     );
+    // The service's own time, for the methods a route serves only: no 404, no 405.
+    assert_eq!(
+        samples(
+            &app,
+            "partner_api_http_response_head_duration_seconds_count"
+        )
+        .await,
+        [
+            r#"partner_api_http_response_head_duration_seconds_count{route="/docs/errors",method="GET"} 1"#,
+            r#"partner_api_http_response_head_duration_seconds_count{route="/v1/ping",method="GET"} 5"#,
+        ]
+    );
     assert_eq!(
         samples(&app, "partner_api_rate_limit_refusals_total").await,
         [

@@ -275,6 +275,18 @@ async fn a_slow_reader_is_in_flight_until_the_last_byte_and_its_duration_shows_i
         );
         assert!(buckets.contains(&line), "{line}\n{buckets:#?}");
     }
+    // The service's own time, to the response head, is what the latency objective reads: the
+    // reader's pace does not move it.
+    let heads = metric_samples(
+        &app,
+        "partner_api_http_response_head_duration_seconds_bucket",
+    )
+    .await;
+    let line = format!(
+        "partner_api_http_response_head_duration_seconds_bucket{{le=\"1.0\",{}}} 1",
+        r#"route="/docs/swagger-ui-bundle.js",method="GET""#
+    );
+    assert!(heads.contains(&line), "{line}\n{heads:#?}");
     let sum = metric_samples(&app, "partner_api_http_request_duration_seconds_sum").await;
     let seconds: f64 = sum[0].rsplit(' ').next().unwrap().parse().unwrap();
     assert!(seconds >= hold.as_secs_f64(), "{sum:?}");

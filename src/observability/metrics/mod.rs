@@ -13,17 +13,25 @@
 //! route table, so a flood of random paths all counts as `unmatched`), one of eight method
 //! names (anything else is `other`), and the status code the service sent.
 //!
+//! Two durations, because they answer two questions. The request duration runs until the
+//! response's last byte is handed to the connection (`conventions::Recorded`): a slow reader
+//! shows in it, as does an HTTP/2 client that opens no flow-control window, so a client can
+//! stretch it at will. The response-head duration runs until the response head is ready: the
+//! service's own time, which no client can move, and so what the latency objective reads
+//! (monitoring/partner-api.rules.yaml).
+//!
 //! How many series that makes, and why each earns its place. The counter has one series per
 //! (route, method, status) answered, one line each: an operator tells a 404 from a 405 from a
-//! 429 by it. The duration histogram costs 19 lines a series (16 buckets, `+Inf`, sum, count),
-//! so it is labelled by the status's class (`2xx`, `3xx`, `4xx`, `5xx`), not the status:
-//! how long a 404 took against a 405 says nothing its class does not. The ceiling is fixed by
+//! 429 by it. A histogram series costs 19 lines (16 buckets, `+Inf`, sum, count), so the
+//! request duration is labelled by the status's class (`2xx`, `3xx`, `4xx`, `5xx`), not the
+//! status: how long a 404 took against a 405 says nothing its class does not; and the head
+//! duration only by route and method, for the methods a route serves. The ceiling is fixed by
 //! the code, never by clients: routes are the table's templates plus `/docs/{file}` and
 //! `unmatched` (16 today), methods 8, statuses those the service sends (the catalogue's and
 //! 200, 304 and the reference's redirect), classes 4. Measured (README, "Monitoring"): every
 //! method on every route and two unknown paths, plain, conditional and over the limit (384
-//! requests), makes 106 counter series and 98 histogram series, a 232 KB exposition: the most
-//! today's routes allow; ordinary traffic makes a handful.
+//! requests), makes 106 counter series, 98 request-duration and 20 head-duration series, a
+//! 272 KB exposition: the most today's routes allow; ordinary traffic makes a handful.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -87,6 +95,8 @@ pub struct Metrics {
 struct Shared {
     /// Every (worker, series) cell ever created, with its labels.
     series: Mutex<Vec<RegisteredSeries>>,
+    /// Every (worker, route, method) cell of the response-head histogram.
+    head_series: Mutex<Vec<HeadSeries>>,
     /// Every worker's gauges.
     workers: Mutex<Vec<Arc<WorkerGauges>>>,
     rate_limits: RateLimits,
@@ -99,6 +109,13 @@ struct RegisteredSeries {
     route: Arc<str>,
     method: &'static str,
     status: u16,
+    cells: Arc<SeriesCells>,
+}
+
+#[derive(Debug)]
+struct HeadSeries {
+    route: Arc<str>,
+    method: &'static str,
     cells: Arc<SeriesCells>,
 }
 
@@ -122,6 +139,7 @@ impl Metrics {
         Metrics {
             shared: Arc::new(Shared {
                 series: Mutex::new(Vec::new()),
+                head_series: Mutex::new(Vec::new()),
                 workers: Mutex::new(Vec::new()),
                 rate_limits,
                 certificates,
@@ -148,6 +166,7 @@ impl Metrics {
             shared: Arc::clone(&self.shared),
             gauges,
             cells: RefCell::new(HashMap::new()),
+            head_cells: RefCell::new(HashMap::new()),
             routes,
         }
     }
@@ -230,6 +249,7 @@ pub struct WorkerMetrics {
     shared: Arc<Shared>,
     gauges: Arc<WorkerGauges>,
     cells: RefCell<HashMap<u32, Arc<SeriesCells>>>,
+    head_cells: RefCell<HashMap<u16, Arc<SeriesCells>>>,
     routes: RouteLabels,
 }
 
@@ -274,12 +294,36 @@ impl WorkerMetrics {
             });
             cells
         });
+        cells.observe(micros);
+    }
+
+    /// The response head of a request is ready, `micros` after its head arrived: the time the
+    /// service took, which no client can stretch (see the module documentation).
+    pub fn record_head(&self, route: RouteIndex, method: &Method, micros: u64) {
+        let method = method_index(method);
+        let key = u16::from(route.0) << 8 | u16::from(method);
+        let mut cells = self.head_cells.borrow_mut();
+        let cells = cells.entry(key).or_insert_with(|| {
+            let cells = Arc::new(SeriesCells::default());
+            lock(&self.shared.head_series).push(HeadSeries {
+                route: self.routes.label(route),
+                method: METHODS[usize::from(method)],
+                cells: Arc::clone(&cells),
+            });
+            cells
+        });
+        cells.observe(micros);
+    }
+}
+
+impl SeriesCells {
+    fn observe(&self, micros: u64) {
         let bucket = BUCKETS_MICROS
             .iter()
             .position(|bound| micros <= *bound)
             .unwrap_or(BUCKETS_MICROS.len());
-        cells.buckets[bucket].fetch_add(1, Ordering::Relaxed);
-        cells.sum_micros.fetch_add(micros, Ordering::Relaxed);
+        self.buckets[bucket].fetch_add(1, Ordering::Relaxed);
+        self.sum_micros.fetch_add(micros, Ordering::Relaxed);
     }
 }
 
@@ -293,6 +337,24 @@ struct SeriesTotal {
 impl SeriesTotal {
     fn count(&self) -> u64 {
         self.buckets.iter().sum()
+    }
+
+    /// Adds one worker's cells.
+    fn add(&mut self, cells: &SeriesCells) {
+        self.sum_micros += cells.sum_micros.load(Ordering::Relaxed);
+        for (sum, cell) in self.buckets.iter_mut().zip(&cells.buckets) {
+            *sum += cell.load(Ordering::Relaxed);
+        }
+    }
+
+    /// The buckets with their upper `bounds`, each counted on its own (the encoder adds them
+    /// up).
+    fn with_bounds(&self, bounds: &[f64]) -> Vec<(f64, u64)> {
+        bounds
+            .iter()
+            .copied()
+            .zip(self.buckets.iter().copied())
+            .collect()
     }
 }
 
@@ -326,10 +388,7 @@ impl Collector for RequestCollector {
             let total = totals
                 .entry((Arc::clone(&series.route), series.method, series.status))
                 .or_default();
-            total.sum_micros += series.cells.sum_micros.load(Ordering::Relaxed);
-            for (sum, cell) in total.buckets.iter_mut().zip(&series.cells.buckets) {
-                *sum += cell.load(Ordering::Relaxed);
-            }
+            total.add(&series.cells);
         }
         let labels = |(route, method, status): &(Arc<str>, &'static str, u16)| {
             [
@@ -382,17 +441,42 @@ impl Collector for RequestCollector {
                 ("method", (*method).to_owned()),
                 ("status_class", (*class).to_owned()),
             ];
-            let buckets: Vec<(f64, u64)> = bounds
-                .iter()
-                .copied()
-                .zip(total.buckets.iter().copied())
-                .collect();
             family
                 .encode_family(&labels)?
                 .encode_histogram::<NoLabelSet>(
                     total.sum_micros as f64 / 1e6,
                     total.count(),
-                    &buckets,
+                    &total.with_bounds(&bounds),
+                    None,
+                )?;
+        }
+
+        let mut heads: BTreeMap<(Arc<str>, &'static str), SeriesTotal> = BTreeMap::new();
+        for series in lock(&shared.head_series).iter() {
+            let total = heads
+                .entry((Arc::clone(&series.route), series.method))
+                .or_default();
+            total.add(&series.cells);
+        }
+        let mut family = encoder.encode_descriptor(
+            "partner_api_http_response_head_duration",
+            "Time from receiving a request's head to its response head being ready, by route \
+             template and method: the service's own time, which a slow reader cannot stretch \
+             (the latency objective's measure).",
+            Some(&Unit::Seconds),
+            MetricType::Histogram,
+        )?;
+        for ((route, method), total) in &heads {
+            let labels = [
+                ("route", route.to_string()),
+                ("method", (*method).to_owned()),
+            ];
+            family
+                .encode_family(&labels)?
+                .encode_histogram::<NoLabelSet>(
+                    total.sum_micros as f64 / 1e6,
+                    total.count(),
+                    &total.with_bounds(&bounds),
                     None,
                 )?;
         }
