@@ -407,20 +407,25 @@ impl Parts {
             self.hsts.clone(),
             Some(refusal.quota),
         );
-        let answered = Answered {
-            metrics: self.metrics.clone(),
-            in_flight: self.metrics.as_ref().map(|metrics| metrics.in_flight()),
-            status: response.status(),
-            trace_id: trace_id_to_log(&request),
-            request_id,
-            view,
-            started,
-        }
-        .head_ready(&self.routes);
+        // Recorded now, not when its body is done: a refusal's body is a few hundred bytes
+        // handed over in one piece, and a flood of refusals is what the limiter exists to
+        // make cheap (`scripts/soak panics` holds it to the cost of plain pings).
+        drop(
+            Answered {
+                metrics: self.metrics.clone(),
+                in_flight: None,
+                status: response.status(),
+                trace_id: trace_id_to_log(&request),
+                request_id,
+                view,
+                started,
+            }
+            .head_ready(&self.routes),
+        );
         request
             .into_response(response)
             .map_into_right_body()
-            .map_body(|_, body| Recorded::new(body, answered))
+            .map_body(|_, body| Recorded::already(body))
     }
 }
 
@@ -616,6 +621,14 @@ impl<B> Recorded<B> {
         Recorded {
             body,
             answered: Some(answered),
+        }
+    }
+
+    /// A body whose request was recorded already.
+    fn already(body: B) -> Self {
+        Recorded {
+            body,
+            answered: None,
         }
     }
 }
