@@ -36,9 +36,6 @@ struct Config {
     h1_write_buffer_size: Option<usize>,
     h2_initial_window_size: Option<u32>,
     h2_initial_connection_window_size: Option<u32>,
-    h2_max_concurrent_streams: Option<u32>,
-    h2_max_header_list_size: Option<u32>,
-    h1_error_response: Option<actix_http::H1ErrorResponse>,
     #[allow(dead_code)] // only dead when no TLS features are enabled
     tls_handshake_timeout: Option<Duration>,
 }
@@ -133,9 +130,6 @@ where
                 h1_write_buffer_size: None,
                 h2_initial_window_size: None,
                 h2_initial_connection_window_size: None,
-                h2_max_concurrent_streams: None,
-                h2_max_header_list_size: None,
-                h1_error_response: None,
                 tls_handshake_timeout: None,
             })),
             backlog: 1024,
@@ -350,6 +344,11 @@ where
     /// It will receive a `&std::any::Any`, which contains underlying connection type and an
     /// [Extensions] container so that connection data can be accessed in middleware and handlers.
     ///
+    /// # Call Order
+    /// The callback is captured when a listener is bound, so this must be called **before**
+    /// [`bind()`](Self::bind()) (or any other `bind_*`/`listen_*` method). Calling it afterwards
+    /// has no effect on the already-bound listeners.
+    ///
     /// # Connection Types
     /// - `actix_tls::accept::openssl::TlsStream<actix_web::rt::net::TcpStream>` when using OpenSSL.
     /// - `actix_tls::accept::rustls_0_20::TlsStream<actix_web::rt::net::TcpStream>` when using
@@ -368,33 +367,6 @@ where
         CB: Fn(&dyn Any, &mut Extensions) + Send + Sync + 'static,
     {
         self.on_connect_fn = Some(Arc::new(f));
-        self
-    }
-
-    /// Sets the maximum number of concurrent streams per HTTP/2 connection, announced to the
-    /// peer; streams beyond it are refused.
-    ///
-    /// By default no limit is announced.
-    pub fn h2_max_concurrent_streams(self, max: u32) -> Self {
-        self.config.lock().unwrap().h2_max_concurrent_streams = Some(max);
-        self
-    }
-
-    /// Sets the maximum request header list size on HTTP/2 connections, announced to the peer;
-    /// a larger request is answered `431`.
-    ///
-    /// By default the `h2` crate's limit of 16MiB applies.
-    pub fn h2_max_header_list_size(self, max: u32) -> Self {
-        self.config.lock().unwrap().h2_max_header_list_size = Some(max);
-        self
-    }
-
-    /// Sets how HTTP/1 connections answer the requests their dispatcher rejects itself (a
-    /// malformed, too large or too slow request head), which never reach the app.
-    ///
-    /// By default those answers have the status alone and an empty body.
-    pub fn h1_error_response(self, respond: actix_http::H1ErrorResponse) -> Self {
-        self.config.lock().unwrap().h1_error_response = Some(respond);
         self
     }
 
@@ -711,21 +683,6 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
-                    if let Some(max) = cfg.h2_max_concurrent_streams {
-                        svc = svc.h2_max_concurrent_streams(max);
-                    }
-
-                    if let Some(max) = cfg.h2_max_header_list_size {
-                        svc = svc.h2_max_header_list_size(max);
-                    }
-
-
-                    if let Some(respond) = cfg.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
-                    }
-
                     if let Some(handler) = on_connect_fn.clone() {
                         svc =
                             svc.on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext))
@@ -791,21 +748,6 @@ where
 
                     if let Some(val) = cfg.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
-                    }
-
-                    if let Some(max) = cfg.h2_max_concurrent_streams {
-                        svc = svc.h2_max_concurrent_streams(max);
-                    }
-
-                    if let Some(max) = cfg.h2_max_header_list_size {
-                        svc = svc.h2_max_header_list_size(max);
-                    }
-
-
-                    if let Some(respond) = cfg.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -908,21 +850,6 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
-                    if let Some(max) = c.h2_max_concurrent_streams {
-                        svc = svc.h2_max_concurrent_streams(max);
-                    }
-
-                    if let Some(max) = c.h2_max_header_list_size {
-                        svc = svc.h2_max_header_list_size(max);
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
-                    }
-
                     if let Some(handler) = on_connect_fn.clone() {
                         svc = svc
                             .on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext));
@@ -994,21 +921,6 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
-                    }
-
-                    if let Some(max) = c.h2_max_concurrent_streams {
-                        svc = svc.h2_max_concurrent_streams(max);
-                    }
-
-                    if let Some(max) = c.h2_max_header_list_size {
-                        svc = svc.h2_max_header_list_size(max);
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1100,21 +1012,6 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
-                    if let Some(max) = c.h2_max_concurrent_streams {
-                        svc = svc.h2_max_concurrent_streams(max);
-                    }
-
-                    if let Some(max) = c.h2_max_header_list_size {
-                        svc = svc.h2_max_header_list_size(max);
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
-                    }
-
                     if let Some(handler) = on_connect_fn.clone() {
                         svc = svc
                             .on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext));
@@ -1202,21 +1099,6 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
-                    }
-
-                    if let Some(max) = c.h2_max_concurrent_streams {
-                        svc = svc.h2_max_concurrent_streams(max);
-                    }
-
-                    if let Some(max) = c.h2_max_header_list_size {
-                        svc = svc.h2_max_header_list_size(max);
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1307,21 +1189,6 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
-                    }
-
-                    if let Some(max) = c.h2_max_concurrent_streams {
-                        svc = svc.h2_max_concurrent_streams(max);
-                    }
-
-                    if let Some(max) = c.h2_max_header_list_size {
-                        svc = svc.h2_max_header_list_size(max);
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {

@@ -40,6 +40,9 @@ const LW_BUFFER_SIZE: usize = 1024;
 const HW_BUFFER_SIZE: usize = 1024 * 8;
 const MAX_PIPELINED_MESSAGES: usize = 16;
 
+/// Write buffer capacity at which we reallocate it after flushing.
+const WRITE_BUFFER_RETENTION_LIMIT: usize = 1024 * 128;
+
 bitflags! {
     #[derive(Debug, Clone, Copy)]
     pub struct Flags: u8 {
@@ -182,25 +185,14 @@ pin_project! {
         pub(super) io: Option<T>,
         read_buf: BytesMut,
         write_buf: BytesMut,
-        h1_write_buffer_size: usize,
-        codec: Codec,
-    }
-}
 
-/// The response to a request the dispatcher rejects itself: the configured
-/// [`H1ErrorResponse`](crate::H1ErrorResponse)'s for its status, keeping the connection type the
-/// dispatcher chose, or the bare status.
-fn rejection_response(config: &ServiceConfig, res: Response<()>) -> (Response<()>, BoxBody) {
-    match config.h1_error_response() {
-        // The dispatcher closes the connection after any response it rejects a request
-        // with, so the response says so (a pipelined request's would otherwise keep the
-        // connection type of the request before it).
-        Some(respond) => {
-            let (mut built, body) = respond.respond(res.status()).replace_body(());
-            built.head_mut().set_connection_type(ConnectionType::Close);
-            (built, body)
-        }
-        None => (res, BoxBody::new(())),
+        // Number of bytes to busy-buffer before flushing.
+        h1_write_buffer_size: usize,
+
+        // True if backing allocation of `write_buf` needs to be released.
+        write_buf_needs_reset: bool,
+
+        codec: Codec,
     }
 }
 
@@ -315,6 +307,7 @@ where
                     read_buf: BytesMut::with_capacity(HW_BUFFER_SIZE),
                     write_buf: BytesMut::with_capacity(HW_BUFFER_SIZE),
                     h1_write_buffer_size: config.h1_write_buffer_size(),
+                    write_buf_needs_reset: false,
                     codec: Codec::new(config),
                 },
             },
@@ -366,8 +359,24 @@ where
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), io::Error>> {
-        let InnerDispatcherProj { io, write_buf, .. } = self.project();
+        let InnerDispatcherProj {
+            io,
+            write_buf,
+            h1_write_buffer_size,
+            write_buf_needs_reset,
+            ..
+        } = self.project();
         let mut io = Pin::new(io.as_mut().unwrap());
+
+        // Allow normal buffer growth, but do not retain allocations caused by large response
+        // chunks on idle connections.
+        let retention_limit = (*h1_write_buffer_size).max(WRITE_BUFFER_RETENTION_LIMIT);
+
+        if write_buf.capacity() > retention_limit {
+            // Needs stored flag because `write_buf.advance(n)` reduces reported capacity without
+            // releasing the backing allocation.
+            *write_buf_needs_reset = true;
+        }
 
         let len = write_buf.len();
         let mut written = 0;
@@ -388,8 +397,13 @@ where
             }
         }
 
-        // everything has written to I/O; clear buffer
-        write_buf.clear();
+        // All bytes have been accepted by the I/O stream, so the buffer can be reused or released.
+        if *write_buf_needs_reset {
+            *write_buf = BytesMut::with_capacity(HW_BUFFER_SIZE);
+            *write_buf_needs_reset = false;
+        } else {
+            write_buf.clear();
+        }
 
         // flush the I/O and check if get blocked
         io.poll_flush(cx)
@@ -620,8 +634,7 @@ where
                         // send_response would update InnerDispatcher state to SendPayload or None
                         // (If response body is empty)
                         // continue loop to poll it
-                        let (res, body) = rejection_response(this.config, res);
-                        self.as_mut().send_error_response(res, body)?;
+                        self.as_mut().send_error_response(res, BoxBody::new(()))?;
                     }
 
                     // return with upgrade request and poll it exclusively
@@ -1007,21 +1020,18 @@ where
                 }
 
                 Err(ParseError::TooLarge) => {
-                    // request heads that overflow buffer size return a 431 error, or a 414
-                    // when not even the request line fits (RFC 9110, 15.5.15)
-                    let status = if this.read_buf.contains(&b'\n') {
-                        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
-                    } else {
-                        StatusCode::URI_TOO_LONG
-                    };
-                    trace!("request head was too big; returning {} response", status);
+                    trace!("request head was too big; returning 431 response");
 
                     if let Some(mut payload) = this.payload.take() {
                         payload.set_error(PayloadError::Overflow);
                     }
 
+                    // request heads that overflow buffer size return a 431 error
                     this.messages
-                        .push_back(DispatcherMessage::Error(Response::with_body(status, ())));
+                        .push_back(DispatcherMessage::Error(Response::with_body(
+                            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                            (),
+                        )));
 
                     this.flags.insert(Flags::READ_DISCONNECT);
                     *this.error = Some(ParseError::TooLarge.into());
@@ -1036,16 +1046,10 @@ where
                         payload.set_error(PayloadError::EncodingCorrupted);
                     }
 
-                    // malformed requests should be responded with 400; a request target over
-                    // what `http::Uri` takes (64 KiB) with 414 (RFC 9110, 15.5.15)
-                    let line = this.read_buf[..].split(|byte| *byte == b'\n').next();
-                    let res = match err {
-                        ParseError::Uri(_) if line.is_some_and(|line| line.len() > 65_534) => {
-                            Response::with_body(StatusCode::URI_TOO_LONG, ())
-                        }
-                        _ => Response::bad_request().drop_body(),
-                    };
-                    this.messages.push_back(DispatcherMessage::Error(res));
+                    // malformed requests should be responded with 400
+                    this.messages.push_back(DispatcherMessage::Error(
+                        Response::bad_request().drop_body(),
+                    ));
 
                     this.flags.insert(Flags::READ_DISCONNECT);
                     *this.error = Some(err.into());
@@ -1069,24 +1073,10 @@ where
 
                 trace!("timed out on slow request; replying with 408 and closing connection");
 
-                let (res, body) = rejection_response(
-                    this.config,
+                let _ = self.as_mut().send_error_response(
                     Response::with_body(StatusCode::REQUEST_TIMEOUT, ()),
+                    BoxBody::new(()),
                 );
-                this.head_timer.clear(line!());
-                let _ = self.as_mut().send_error_response(res, body);
-
-                // The connection shuts down next, and a shutting-down dispatcher writes no
-                // payload: a body already in memory is written now.
-                let mut this = self.as_mut().project();
-                if let StateProj::SendErrorPayload { mut body } = this.state.as_mut().project() {
-                    while let Poll::Ready(Some(Ok(item))) = body.as_mut().poll_next(cx) {
-                        this.codec
-                            .encode(Message::Chunk(Some(item)), this.write_buf)?;
-                    }
-                    this.codec.encode(Message::Chunk(None), this.write_buf)?;
-                    this.state.set(State::None);
-                }
 
                 self.project().flags.insert(Flags::SHUTDOWN);
             }
@@ -1545,3 +1535,11 @@ fn trace_timer_states(
         trace!("  shutdown {}", &shutdown_timer);
     }
 }
+
+#[cfg(test)]
+#[path = "dispatcher_tests.rs"]
+mod dispatcher_tests;
+
+#[cfg(test)]
+#[path = "dispatcher_buffer_tests.rs"]
+mod buffer_tests;
