@@ -6,7 +6,7 @@ use actix_service::{IntoServiceFactory, Service, ServiceFactory};
 use crate::{
     body::{BoxBody, MessageBody},
     config::{
-        GracefulShutdownSignal, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
+        GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
         DEFAULT_H2_STREAM_WINDOW_SIZE,
     },
     h1::{self, ExpectHandler, H1Service, UpgradeHandler},
@@ -28,6 +28,9 @@ pub struct HttpServiceBuilder<T, S, X = ExpectHandler, U = UpgradeHandler> {
     h1_write_buffer_size: usize,
     h2_conn_window_size: u32,
     h2_stream_window_size: u32,
+    h2_max_concurrent_streams: Option<u32>,
+    h2_max_header_list_size: Option<u32>,
+    h1_error_response: Option<H1ErrorResponse>,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
     expect: X,
     upgrade: Option<U>,
@@ -55,6 +58,9 @@ where
             h1_write_buffer_size: DEFAULT_H1_WRITE_BUFFER_SIZE,
             h2_conn_window_size: DEFAULT_H2_CONN_WINDOW_SIZE,
             h2_stream_window_size: DEFAULT_H2_STREAM_WINDOW_SIZE,
+            h2_max_concurrent_streams: None,
+            h2_max_header_list_size: None,
+            h1_error_response: None,
             graceful_shutdown_signal: None,
 
             // dispatcher parts
@@ -204,6 +210,30 @@ where
         self
     }
 
+    /// Sets the maximum number of concurrent streams per HTTP/2 connection.
+    ///
+    /// See [`ServiceConfigBuilder::h2_max_concurrent_streams`] for more details.
+    pub fn h2_max_concurrent_streams(mut self, max: u32) -> Self {
+        self.h2_max_concurrent_streams = Some(max);
+        self
+    }
+
+    /// Sets the maximum request header list size for HTTP/2 connections.
+    ///
+    /// See [`ServiceConfigBuilder::h2_max_header_list_size`] for more details.
+    pub fn h2_max_header_list_size(mut self, max: u32) -> Self {
+        self.h2_max_header_list_size = Some(max);
+        self
+    }
+
+    /// Sets how the HTTP/1 dispatcher answers the requests it rejects itself.
+    ///
+    /// See [`H1ErrorResponse`] for more details.
+    pub fn h1_error_response(mut self, respond: H1ErrorResponse) -> Self {
+        self.h1_error_response = Some(respond);
+        self
+    }
+
     /// Provide service for `EXPECT: 100-Continue` support.
     ///
     /// Service get called with request that contains `EXPECT: 100-Continue` header.
@@ -227,6 +257,9 @@ where
             h1_write_buffer_size: self.h1_write_buffer_size,
             h2_conn_window_size: self.h2_conn_window_size,
             h2_stream_window_size: self.h2_stream_window_size,
+            h2_max_concurrent_streams: self.h2_max_concurrent_streams,
+            h2_max_header_list_size: self.h2_max_header_list_size,
+            h1_error_response: self.h1_error_response,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: expect.into_factory(),
             upgrade: self.upgrade,
@@ -257,6 +290,9 @@ where
             h1_write_buffer_size: self.h1_write_buffer_size,
             h2_conn_window_size: self.h2_conn_window_size,
             h2_stream_window_size: self.h2_stream_window_size,
+            h2_max_concurrent_streams: self.h2_max_concurrent_streams,
+            h2_max_header_list_size: self.h2_max_header_list_size,
+            h1_error_response: self.h1_error_response,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: self.expect,
             upgrade: Some(upgrade.into_factory()),
@@ -299,6 +335,8 @@ where
             .h2_initial_window_size(self.h2_stream_window_size)
             .h2_initial_connection_window_size(self.h2_conn_window_size)
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
+            .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
+            .h1_error_response_option(self.h1_error_response.clone())
             .build();
 
         H1Service::with_config(cfg, service.into_factory())
@@ -330,6 +368,8 @@ where
             .h2_initial_window_size(self.h2_stream_window_size)
             .h2_initial_connection_window_size(self.h2_conn_window_size)
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
+            .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
+            .h1_error_response_option(self.h1_error_response.clone())
             .build();
 
         crate::h2::H2Service::with_config(cfg, service.into_factory())
@@ -358,6 +398,8 @@ where
             .h2_initial_window_size(self.h2_stream_window_size)
             .h2_initial_connection_window_size(self.h2_conn_window_size)
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
+            .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
+            .h1_error_response_option(self.h1_error_response.clone())
             .build();
 
         HttpService::with_config(cfg, service.into_factory())

@@ -4,15 +4,42 @@ use std::{
     net::SocketAddr,
     pin::Pin,
     rc::Rc,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
 use bytes::BytesMut;
 
 use crate::{
+    body::BoxBody,
     date::{DateService, DATE_VALUE_LENGTH},
-    KeepAlive,
+    KeepAlive, Response, StatusCode,
 };
+
+/// Builds the response to a request that the HTTP/1 dispatcher itself rejects before any
+/// service sees it (a malformed or too large request head: 400, 414 or 431; a request head that
+/// did not arrive in time: 408; an internal error of the dispatcher: 500), from its status.
+///
+/// Without one, those responses have the status alone and an empty body.
+#[derive(Clone)]
+pub struct H1ErrorResponse(Arc<dyn Fn(StatusCode) -> Response<BoxBody> + Send + Sync>);
+
+impl H1ErrorResponse {
+    /// Wraps the function that builds the response for a status.
+    pub fn new(build: impl Fn(StatusCode) -> Response<BoxBody> + Send + Sync + 'static) -> Self {
+        Self(Arc::new(build))
+    }
+
+    pub(crate) fn respond(&self, status: StatusCode) -> Response<BoxBody> {
+        (self.0)(status)
+    }
+}
+
+impl fmt::Debug for H1ErrorResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("H1ErrorResponse(..)")
+    }
+}
 
 pub(crate) type GracefulShutdownFuture = Pin<Box<dyn Future<Output = ()>>>;
 
@@ -170,6 +197,49 @@ impl ServiceConfigBuilder {
         self
     }
 
+    /// Sets the maximum number of concurrent streams a peer may open on an HTTP/2 connection,
+    /// announced as `SETTINGS_MAX_CONCURRENT_STREAMS`; streams beyond it are refused with
+    /// `REFUSED_STREAM`.
+    ///
+    /// By default no limit is announced (the `h2` crate's default).
+    pub fn h2_max_concurrent_streams(mut self, max: u32) -> Self {
+        self.inner.h2_max_concurrent_streams = Some(max);
+        self
+    }
+
+    /// Sets the maximum size of a request's header list on HTTP/2 connections, announced as
+    /// `SETTINGS_MAX_HEADER_LIST_SIZE` (RFC 9113, 6.5.2: names and values plus 32 bytes per
+    /// field); a larger request is answered `431` and its stream reset before its headers are
+    /// kept.
+    ///
+    /// By default the `h2` crate's limit of 16MiB applies.
+    pub fn h2_max_header_list_size(mut self, max: u32) -> Self {
+        self.inner.h2_max_header_list_size = Some(max);
+        self
+    }
+
+    /// Sets how the HTTP/1 dispatcher answers the requests it rejects itself; see
+    /// [`H1ErrorResponse`].
+    pub fn h1_error_response(mut self, respond: H1ErrorResponse) -> Self {
+        self.inner.h1_error_response = Some(respond);
+        self
+    }
+
+    pub(crate) fn h1_error_response_option(mut self, respond: Option<H1ErrorResponse>) -> Self {
+        self.inner.h1_error_response = respond;
+        self
+    }
+
+    pub(crate) fn h2_limits(
+        mut self,
+        max_concurrent_streams: Option<u32>,
+        max_header_list_size: Option<u32>,
+    ) -> Self {
+        self.inner.h2_max_concurrent_streams = max_concurrent_streams;
+        self.inner.h2_max_header_list_size = max_header_list_size;
+        self
+    }
+
     /// Builds a [`ServiceConfig`] from this [`ServiceConfigBuilder`] instance
     pub fn build(self) -> ServiceConfig {
         ServiceConfig(Rc::new(self.inner))
@@ -193,6 +263,9 @@ struct Inner {
     h1_write_buffer_size: usize,
     h2_conn_window_size: u32,
     h2_stream_window_size: u32,
+    h2_max_concurrent_streams: Option<u32>,
+    h2_max_header_list_size: Option<u32>,
+    h1_error_response: Option<H1ErrorResponse>,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
 }
 
@@ -210,6 +283,9 @@ impl Default for Inner {
             h1_write_buffer_size: DEFAULT_H1_WRITE_BUFFER_SIZE,
             h2_conn_window_size: DEFAULT_H2_CONN_WINDOW_SIZE,
             h2_stream_window_size: DEFAULT_H2_STREAM_WINDOW_SIZE,
+            h2_max_concurrent_streams: None,
+            h2_max_header_list_size: None,
+            h1_error_response: None,
             graceful_shutdown_signal: None,
         }
     }
@@ -236,6 +312,9 @@ impl ServiceConfig {
             h1_write_buffer_size: DEFAULT_H1_WRITE_BUFFER_SIZE,
             h2_conn_window_size: DEFAULT_H2_CONN_WINDOW_SIZE,
             h2_stream_window_size: DEFAULT_H2_STREAM_WINDOW_SIZE,
+            h2_max_concurrent_streams: None,
+            h2_max_header_list_size: None,
+            h1_error_response: None,
             graceful_shutdown_signal: None,
         }))
     }
@@ -321,6 +400,21 @@ impl ServiceConfig {
     /// HTTP/2 initial connection-level flow control window size (in bytes).
     pub fn h2_initial_connection_window_size(&self) -> u32 {
         self.0.h2_conn_window_size
+    }
+
+    /// HTTP/2 maximum concurrent streams per connection, if one is set.
+    pub fn h2_max_concurrent_streams(&self) -> Option<u32> {
+        self.0.h2_max_concurrent_streams
+    }
+
+    /// HTTP/2 maximum request header list size, if one is set.
+    pub fn h2_max_header_list_size(&self) -> Option<u32> {
+        self.0.h2_max_header_list_size
+    }
+
+    /// How the HTTP/1 dispatcher answers the requests it rejects itself, if set.
+    pub fn h1_error_response(&self) -> Option<&H1ErrorResponse> {
+        self.0.h1_error_response.as_ref()
     }
 
     pub(crate) fn now(&self) -> Instant {

@@ -36,6 +36,9 @@ struct Config {
     h1_write_buffer_size: Option<usize>,
     h2_initial_window_size: Option<u32>,
     h2_initial_connection_window_size: Option<u32>,
+    h2_max_concurrent_streams: Option<u32>,
+    h2_max_header_list_size: Option<u32>,
+    h1_error_response: Option<actix_http::H1ErrorResponse>,
     #[allow(dead_code)] // only dead when no TLS features are enabled
     tls_handshake_timeout: Option<Duration>,
 }
@@ -130,6 +133,9 @@ where
                 h1_write_buffer_size: None,
                 h2_initial_window_size: None,
                 h2_initial_connection_window_size: None,
+                h2_max_concurrent_streams: None,
+                h2_max_header_list_size: None,
+                h1_error_response: None,
                 tls_handshake_timeout: None,
             })),
             backlog: 1024,
@@ -367,6 +373,33 @@ where
         CB: Fn(&dyn Any, &mut Extensions) + Send + Sync + 'static,
     {
         self.on_connect_fn = Some(Arc::new(f));
+        self
+    }
+
+    /// Sets the maximum number of concurrent streams per HTTP/2 connection, announced to the
+    /// peer; streams beyond it are refused.
+    ///
+    /// By default no limit is announced.
+    pub fn h2_max_concurrent_streams(self, max: u32) -> Self {
+        self.config.lock().unwrap().h2_max_concurrent_streams = Some(max);
+        self
+    }
+
+    /// Sets the maximum request header list size on HTTP/2 connections, announced to the peer;
+    /// a larger request is answered `431`.
+    ///
+    /// By default the `h2` crate's limit of 16MiB applies.
+    pub fn h2_max_header_list_size(self, max: u32) -> Self {
+        self.config.lock().unwrap().h2_max_header_list_size = Some(max);
+        self
+    }
+
+    /// Sets how HTTP/1 connections answer the requests their dispatcher rejects itself (a
+    /// malformed, too large or too slow request head), which never reach the app.
+    ///
+    /// By default those answers have the status alone and an empty body.
+    pub fn h1_error_response(self, respond: actix_http::H1ErrorResponse) -> Self {
+        self.config.lock().unwrap().h1_error_response = Some(respond);
         self
     }
 
@@ -683,6 +716,21 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
+                    if let Some(max) = cfg.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = cfg.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = cfg.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc =
                             svc.on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext))
@@ -748,6 +796,21 @@ where
 
                     if let Some(val) = cfg.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
+                    }
+
+                    if let Some(max) = cfg.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = cfg.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = cfg.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -850,6 +913,21 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc = svc
                             .on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext));
@@ -921,6 +999,21 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
+                    }
+
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1012,6 +1105,21 @@ where
                         svc = svc.h2_initial_connection_window_size(val);
                     }
 
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
+                    }
+
                     if let Some(handler) = on_connect_fn.clone() {
                         svc = svc
                             .on_connect_ext(move |io: &_, ext: _| (handler)(io as &dyn Any, ext));
@@ -1099,6 +1207,21 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
+                    }
+
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1189,6 +1312,21 @@ where
 
                     if let Some(val) = c.h2_initial_connection_window_size {
                         svc = svc.h2_initial_connection_window_size(val);
+                    }
+
+                    if let Some(max) = c.h2_max_concurrent_streams {
+                        svc = svc.h2_max_concurrent_streams(max);
+                    }
+
+                    if let Some(max) = c.h2_max_header_list_size {
+                        svc = svc.h2_max_header_list_size(max);
+                    }
+
+
+                    if let Some(respond) = c.h1_error_response.clone() {
+
+                        svc = svc.h1_error_response(respond);
+
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {

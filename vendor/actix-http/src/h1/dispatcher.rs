@@ -196,6 +196,23 @@ pin_project! {
     }
 }
 
+/// The response to a request the dispatcher rejects itself: the configured
+/// [`H1ErrorResponse`](crate::H1ErrorResponse)'s for its status, keeping the connection type the
+/// dispatcher chose, or the bare status.
+fn rejection_response(config: &ServiceConfig, res: Response<()>) -> (Response<()>, BoxBody) {
+    match config.h1_error_response() {
+        // The dispatcher closes the connection after any response it rejects a request
+        // with, so the response says so (a pipelined request's would otherwise keep the
+        // connection type of the request before it).
+        Some(respond) => {
+            let (mut built, body) = respond.respond(res.status()).replace_body(());
+            built.head_mut().set_connection_type(ConnectionType::Close);
+            (built, body)
+        }
+        None => (res, BoxBody::new(())),
+    }
+}
+
 enum DispatcherMessage {
     Item(Request),
     Upgrade(Request),
@@ -634,7 +651,8 @@ where
                         // send_response would update InnerDispatcher state to SendPayload or None
                         // (If response body is empty)
                         // continue loop to poll it
-                        self.as_mut().send_error_response(res, BoxBody::new(()))?;
+                        let (res, body) = rejection_response(this.config, res);
+                        self.as_mut().send_error_response(res, body)?;
                     }
 
                     // return with upgrade request and poll it exclusively
@@ -1020,18 +1038,21 @@ where
                 }
 
                 Err(ParseError::TooLarge) => {
-                    trace!("request head was too big; returning 431 response");
+                    // request heads that overflow buffer size return a 431 error, or a 414
+                    // when not even the request line fits (RFC 9110, 15.5.15)
+                    let status = if this.read_buf.contains(&b'\n') {
+                        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
+                    } else {
+                        StatusCode::URI_TOO_LONG
+                    };
+                    trace!("request head was too big; returning {} response", status);
 
                     if let Some(mut payload) = this.payload.take() {
                         payload.set_error(PayloadError::Overflow);
                     }
 
-                    // request heads that overflow buffer size return a 431 error
                     this.messages
-                        .push_back(DispatcherMessage::Error(Response::with_body(
-                            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                            (),
-                        )));
+                        .push_back(DispatcherMessage::Error(Response::with_body(status, ())));
 
                     this.flags.insert(Flags::READ_DISCONNECT);
                     *this.error = Some(ParseError::TooLarge.into());
@@ -1046,10 +1067,16 @@ where
                         payload.set_error(PayloadError::EncodingCorrupted);
                     }
 
-                    // malformed requests should be responded with 400
-                    this.messages.push_back(DispatcherMessage::Error(
-                        Response::bad_request().drop_body(),
-                    ));
+                    // malformed requests should be responded with 400; a request target over
+                    // what `http::Uri` takes (64 KiB) with 414 (RFC 9110, 15.5.15)
+                    let line = this.read_buf[..].split(|byte| *byte == b'\n').next();
+                    let res = match err {
+                        ParseError::Uri(_) if line.is_some_and(|line| line.len() > 65_534) => {
+                            Response::with_body(StatusCode::URI_TOO_LONG, ())
+                        }
+                        _ => Response::bad_request().drop_body(),
+                    };
+                    this.messages.push_back(DispatcherMessage::Error(res));
 
                     this.flags.insert(Flags::READ_DISCONNECT);
                     *this.error = Some(err.into());
@@ -1073,10 +1100,24 @@ where
 
                 trace!("timed out on slow request; replying with 408 and closing connection");
 
-                let _ = self.as_mut().send_error_response(
+                let (res, body) = rejection_response(
+                    this.config,
                     Response::with_body(StatusCode::REQUEST_TIMEOUT, ()),
-                    BoxBody::new(()),
                 );
+                this.head_timer.clear(line!());
+                let _ = self.as_mut().send_error_response(res, body);
+
+                // The connection shuts down next, and a shutting-down dispatcher writes no
+                // payload: a body already in memory is written now.
+                let mut this = self.as_mut().project();
+                if let StateProj::SendErrorPayload { mut body } = this.state.as_mut().project() {
+                    while let Poll::Ready(Some(Ok(item))) = body.as_mut().poll_next(cx) {
+                        this.codec
+                            .encode(Message::Chunk(Some(item)), this.write_buf)?;
+                    }
+                    this.codec.encode(Message::Chunk(None), this.write_buf)?;
+                    this.state.set(State::None);
+                }
 
                 self.project().flags.insert(Flags::SHUTDOWN);
             }

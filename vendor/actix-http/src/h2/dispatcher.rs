@@ -1,4 +1,5 @@
 use std::{
+    cell::Cell,
     cmp,
     error::Error as StdError,
     future::Future,
@@ -7,6 +8,7 @@ use std::{
     pin::{pin, Pin},
     rc::Rc,
     task::{Context, Poll},
+    time::Instant,
 };
 
 use actix_codec::{AsyncRead, AsyncWrite};
@@ -42,6 +44,13 @@ pin_project! {
         config: ServiceConfig,
         peer_addr: Option<net::SocketAddr>,
         ping_pong: Option<H2PingPong>,
+        // Streams whose response is not finished yet, and when the last one finished: a
+        // connection without streams for the keep-alive time is closed, like an idle HTTP/1.1
+        // connection.
+        open_streams: Rc<Cell<usize>>,
+        last_active: Rc<Cell<Instant>>,
+        // GOAWAY is sent; the connection ends when its streams do, or a keep-alive period later.
+        closing: bool,
         _phantom: PhantomData<B>
     }
 }
@@ -77,6 +86,9 @@ where
             connection: conn,
             conn_data: conn_data.0.map(Rc::new),
             ping_pong,
+            open_streams: Rc::new(Cell::new(0)),
+            last_active: Rc::new(Cell::new(Instant::now())),
+            closing: false,
             _phantom: PhantomData,
         }
     }
@@ -130,6 +142,9 @@ where
 
                     let fut = this.flow.service.call(req);
                     let config = this.config.clone();
+                    let open_streams = Rc::clone(&this.open_streams);
+                    let last_active = Rc::clone(&this.last_active);
+                    open_streams.set(open_streams.get() + 1);
 
                     // multiplex request handling with spawn task
                     tokio::task::spawn_local(async move {
@@ -141,6 +156,9 @@ where
                                 handle_response(res, tx, config, head_req).await
                             }
                         };
+
+                        open_streams.set(open_streams.get() - 1);
+                        last_active.set(Instant::now());
 
                         // log error.
                         if let Err(err) = res {
@@ -182,6 +200,24 @@ where
                             // wait for next timing of ping-pong. Therefore, at this point it serves
                             // as an interval instead.
                             ready!(ping_pong.timer.as_mut().poll(cx));
+
+                            if this.closing {
+                                // GOAWAY went out a keep-alive period ago and the peer has not
+                                // finished: drop the connection.
+                                return Poll::Ready(Ok(()));
+                            }
+                            let keep_alive = this.config.keep_alive().duration().unwrap();
+                            let now = this.config.now();
+                            if this.open_streams.get() == 0
+                                && now >= this.last_active.get() + keep_alive
+                            {
+                                // Idle for the keep-alive time: GOAWAY, then poll the
+                                // connection so that it goes out and the connection ends.
+                                this.connection.graceful_shutdown();
+                                this.closing = true;
+                                ping_pong.timer.as_mut().reset((now + keep_alive).into());
+                                break;
+                            }
 
                             ping_pong.ping_pong.send_ping(Ping::opaque())?;
 
@@ -273,6 +309,12 @@ where
     Ok(())
 }
 
+// Constants, so that the names are not parsed again for every header of every response.
+#[allow(clippy::declare_interior_mutable_const)]
+const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
+#[allow(clippy::declare_interior_mutable_const)]
+const PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
+
 fn prepare_response(
     config: ServiceConfig,
     head: &ResponseHead,
@@ -282,6 +324,9 @@ fn prepare_response(
     let mut skip_len = size != &BodySize::Stream;
 
     let mut res = http::Response::new(());
+    // Room for every header, plus content-length and date, in one allocation: appended one
+    // at a time, the map is reallocated and rehashed as it fills.
+    res.headers_mut().reserve(head.headers.len() + 2);
     *res.status_mut() = head.status;
     *res.version_mut() = http::Version::HTTP_2;
 
@@ -328,11 +373,7 @@ fn prepare_response(
 
             // omit HTTP/1.x only headers according to:
             // https://datatracker.ietf.org/doc/html/rfc7540#section-8.1.2.2
-            hdr if hdr == HeaderName::from_static("keep-alive")
-                || hdr == HeaderName::from_static("proxy-connection") =>
-            {
-                continue
-            }
+            hdr if hdr == KEEP_ALIVE || hdr == PROXY_CONNECTION => continue,
 
             _ => {}
         }

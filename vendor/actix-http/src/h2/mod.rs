@@ -65,6 +65,12 @@ where
     builder
         .initial_window_size(config.h2_initial_window_size())
         .initial_connection_window_size(config.h2_initial_connection_window_size());
+    if let Some(max) = config.h2_max_concurrent_streams() {
+        builder.max_concurrent_streams(max);
+    }
+    if let Some(max) = config.h2_max_header_list_size() {
+        builder.max_header_list_size(max);
+    }
 
     HandshakeWithTimeout {
         handshake: builder.handshake(io),
