@@ -30,7 +30,10 @@ async fn main() -> std::io::Result<()> {
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:8081".to_owned());
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let server = HttpServer::new(|| App::new().service(ping)).workers(workers);
+    // Idle connections are kept as long as partner-api's and nginx's in `scripts/bench --scale`.
+    let server = HttpServer::new(|| App::new().service(ping))
+        .workers(workers)
+        .keep_alive(std::time::Duration::from_secs(300));
     match (std::env::args().nth(2), std::env::args().nth(3)) {
         (Some(cert), Some(key)) => server.bind_rustls_0_23(addr, tls_config(&cert, &key)?)?,
         _ => server.bind(addr)?,

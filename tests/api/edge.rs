@@ -112,6 +112,87 @@ fn assert_contract_error(raw: &Raw, status: u16, code: &str) -> Value {
     error.clone()
 }
 
+/// Reads exactly `count` answers off a keep-alive connection, each cut at its
+/// `Content-Length`.
+fn read_answers(stream: &mut TcpStream, count: usize, step: &str) -> Vec<Raw> {
+    let mut bytes = Vec::new();
+    let mut answers = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while answers.len() < count {
+        let read = stream
+            .read(&mut chunk)
+            .expect("an answer before the timeout");
+        assert!(read > 0, "{step}: closed after {} answers", answers.len());
+        bytes.extend_from_slice(&chunk[..read]);
+        while let Some(end) = bytes.windows(4).position(|window| window == b"\r\n\r\n") {
+            let head = String::from_utf8_lossy(&bytes[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|line| line.strip_prefix("content-length:"))
+                .map_or(0, |value| value.trim().parse().unwrap());
+            if bytes.len() < end + 4 + length {
+                break;
+            }
+            let rest = bytes.split_off(end + 4 + length);
+            answers.push(parse(&bytes).unwrap());
+            bytes = rest;
+        }
+    }
+    assert!(bytes.is_empty(), "{step}: more than {count} answers");
+    answers
+}
+
+/// An idle keep-alive connection gives its buffers back and takes them again when bytes
+/// arrive (vendor/README.md): after idling, a request split into pieces, two pipelined in one
+/// write and a request with a body are each answered whole, in order, on the same connection.
+/// The last is refused before its body is read, so the connection closes after it, as before.
+#[actix_web::test]
+async fn a_keep_alive_connection_serves_after_idling_split_and_pipelined_requests() {
+    let app = spawn_app().await;
+    let address = app.local_addr;
+    let answers = actix_web::rt::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let ping = b"GET /v1/ping HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        let mut answers = Vec::new();
+        stream.write_all(ping).unwrap();
+        answers.extend(read_answers(&mut stream, 1, "first"));
+        std::thread::sleep(Duration::from_millis(200));
+        for piece in ping.chunks(7) {
+            stream.write_all(piece).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        answers.extend(read_answers(&mut stream, 1, "split"));
+        std::thread::sleep(Duration::from_millis(200));
+        stream.write_all(&[&ping[..], &ping[..]].concat()).unwrap();
+        answers.extend(read_answers(&mut stream, 2, "pipelined"));
+        stream
+            .write_all(b"POST /v1/ping HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\n\r\n{}")
+            .unwrap();
+        answers.extend(read_answers(&mut stream, 1, "body"));
+        answers
+    })
+    .await
+    .unwrap();
+    let statuses: Vec<u16> = answers.iter().map(|raw| raw.status).collect();
+    assert_eq!(statuses, [200, 200, 200, 200, 405]);
+    for raw in answers.iter().filter(|raw| raw.status == 200) {
+        assert_eq!(raw.body, br#"{"object":"ping","pong":true}"#, "{raw:?}");
+        assert_eq!(raw.header("content-type"), Some("application/json"));
+        assert_eq!(raw.header("cache-control"), Some("no-store"));
+        assert_eq!(raw.header("connection"), None, "{raw:?}");
+    }
+    assert_contract_error(&answers[4], 405, "method_not_allowed");
+    assert_eq!(answers[4].header("connection"), Some("close"));
+    let ids: std::collections::BTreeSet<_> = answers
+        .iter()
+        .map(|raw| raw.header("service-request-id").unwrap().to_owned())
+        .collect();
+    assert_eq!(ids.len(), 5, "one id per request");
+}
+
 /// Finding 1: `/v%31/ping` is `/v1/ping` to everyone, so it counts against the API's quota.
 #[actix_web::test]
 async fn an_encoded_path_counts_against_the_api_quota() {

@@ -960,15 +960,15 @@ where
         match proto {
             #[cfg(feature = "http2")]
             Protocol::Http2 => HttpServiceHandlerResponse {
-                state: State::H2Handshake {
-                    handshake: Some((
+                state: Box::pin(State::H2Handshake {
+                    handshake: Some(Box::new((
                         crate::h2::handshake_with_timeout(io, &self.cfg),
                         self.cfg.clone(),
                         Rc::clone(&self.flow),
                         conn_data,
                         peer_addr,
-                    )),
-                },
+                    ))),
+                }),
             },
 
             #[cfg(not(feature = "http2"))]
@@ -977,7 +977,7 @@ where
             }
 
             Protocol::Http1 => HttpServiceHandlerResponse {
-                state: State::H1 {
+                state: Box::pin(State::H1 {
                     dispatcher: h1::Dispatcher::new(
                         io,
                         Rc::clone(&self.flow),
@@ -985,7 +985,7 @@ where
                         peer_addr,
                         conn_data,
                     ),
-                },
+                }),
             },
 
             proto => unimplemented!("Unsupported HTTP version: {:?}.", proto),
@@ -1041,16 +1041,19 @@ pin_project! {
     {
         H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
 
-        H2 { #[pin] dispatcher: crate::h2::Dispatcher<T, S, B, X, U> },
+        // The HTTP/2 states are boxed: inline, the larger of them (1,320 bytes with a plain
+        // TCP stream) sized every connection's task, an idle HTTP/1.1 one included. A box
+        // costs one allocation per HTTP/2 connection, not per request.
+        H2 { dispatcher: Pin<Box<crate::h2::Dispatcher<T, S, B, X, U>>> },
 
         H2Handshake {
-            handshake: Option<(
+            handshake: Option<Box<(
                 crate::h2::HandshakeWithTimeout<T>,
                 ServiceConfig,
                 Rc<HttpFlow<S, X, U>>,
                 OnConnectData,
                 Option<net::SocketAddr>,
-            )>,
+            )>>,
         },
     }
 }
@@ -1077,8 +1080,10 @@ pin_project! {
         U: Service<(Request, Framed<T, h1::Codec>), Response = ()>,
         U::Error: fmt::Display,
     {
-        #[pin]
-        state: State<T, S, B, X, U>,
+        // Boxed: a connection's state lives as long as the connection, and a spawner that
+        // keeps its future twice in the task (actix-server's, as an async block's capture and
+        // again while awaiting it) would otherwise pay for it twice on every connection.
+        state: Pin<Box<State<T, S, B, X, U>>>,
     }
 }
 
@@ -1102,22 +1107,22 @@ where
     type Output = Result<(), DispatchError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.as_mut().project().state.project() {
+        match self.as_mut().project().state.as_mut().project() {
             StateProj::H1 { dispatcher } => dispatcher.poll(cx),
 
             #[cfg(feature = "http2")]
-            StateProj::H2 { dispatcher } => dispatcher.poll(cx),
+            StateProj::H2 { dispatcher } => dispatcher.as_mut().poll(cx),
 
             #[cfg(feature = "http2")]
             StateProj::H2Handshake { handshake: data } => {
                 match ready!(Pin::new(&mut data.as_mut().unwrap().0).poll(cx)) {
                     Ok((conn, timer)) => {
-                        let (_, config, flow, conn_data, peer_addr) = data.take().unwrap();
+                        let (_, config, flow, conn_data, peer_addr) = *data.take().unwrap();
 
-                        self.as_mut().project().state.set(State::H2 {
-                            dispatcher: crate::h2::Dispatcher::new(
+                        self.as_mut().project().state.as_mut().set(State::H2 {
+                            dispatcher: Box::pin(crate::h2::Dispatcher::new(
                                 conn, flow, config, peer_addr, conn_data, timer,
-                            ),
+                            )),
                         });
                         self.poll(cx)
                     }

@@ -258,7 +258,9 @@ impl MessageType for Request {
     }
 
     fn decode(src: &mut BytesMut) -> Result<Option<(Self, PayloadType)>, ParseError> {
-        let mut headers: [HeaderIndex; MAX_HEADERS] = EMPTY_HEADER_INDEX_ARRAY;
+        // Filled only once a whole head is parsed: the dispatcher asks again after every
+        // request, most often with nothing left to read, and the index is 3KiB to clear.
+        let mut headers: [HeaderIndex; MAX_HEADERS];
 
         let (len, method, uri, ver, h_len) = {
             // SAFETY:
@@ -282,6 +284,7 @@ impl MessageType for Request {
                     } else {
                         Version::HTTP_10
                     };
+                    headers = EMPTY_HEADER_INDEX_ARRAY;
                     HeaderIndex::record(src, req.headers, &mut headers);
 
                     (len, method, uri, version, req.headers.len())

@@ -43,6 +43,44 @@ const MAX_PIPELINED_MESSAGES: usize = 16;
 /// Write buffer capacity at which we reallocate it after flushing.
 const WRITE_BUFFER_RETENTION_LIMIT: usize = 1024 * 128;
 
+/// Most buffers a worker thread keeps for its connections' next requests.
+const SPARE_BUFFERS_MAX: usize = 32;
+
+thread_local! {
+    /// Buffers given back by connections that wait for their next request, as nginx frees a
+    /// keep-alive connection's request buffers: an idle connection holds none, and the next
+    /// request on this thread takes one from here instead of from the allocator (allocating
+    /// and freeing two 8KiB buffers for every request cost 6% of a small request's
+    /// instructions). At most `SPARE_BUFFERS_MAX` are kept, 256KiB per thread.
+    static SPARE_BUFFERS: std::cell::RefCell<Vec<BytesMut>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// One of the thread's spare buffers, or a new one of `HW_BUFFER_SIZE`. A spare keeps the room
+/// it had (at least `LW_BUFFER_SIZE`); it grows as a connection's own buffer always has, when
+/// a read finds less than that left, since a spare may still share its allocation with a
+/// finished request's bytes and reserving on every take would copy it every time.
+fn take_buffer() -> BytesMut {
+    SPARE_BUFFERS
+        .with(|spares| spares.borrow_mut().pop())
+        .unwrap_or_else(|| BytesMut::with_capacity(HW_BUFFER_SIZE))
+}
+
+/// Leaves `buf` without an allocation, keeping what it had among the thread's spares when
+/// there is room and it is of the usual size.
+fn give_buffer(buf: &mut BytesMut) {
+    let mut spare = mem::take(buf);
+    if spare.capacity() >= LW_BUFFER_SIZE && spare.capacity() <= 2 * HW_BUFFER_SIZE {
+        spare.clear();
+        SPARE_BUFFERS.with(|spares| {
+            let mut spares = spares.borrow_mut();
+            if spares.len() < SPARE_BUFFERS_MAX {
+                spares.push(spare);
+            }
+        });
+    }
+}
+
 bitflags! {
     #[derive(Debug, Clone, Copy)]
     pub struct Flags: u8 {
@@ -321,8 +359,9 @@ where
                     graceful_shutdown: config.graceful_shutdown(),
 
                     io: Some(io),
-                    read_buf: BytesMut::with_capacity(HW_BUFFER_SIZE),
-                    write_buf: BytesMut::with_capacity(HW_BUFFER_SIZE),
+                    // Taken when the connection is first read and its first response written.
+                    read_buf: BytesMut::new(),
+                    write_buf: BytesMut::new(),
                     h1_write_buffer_size: config.h1_write_buffer_size(),
                     write_buf_needs_reset: false,
                     codec: Codec::new(config),
@@ -492,6 +531,11 @@ where
         let this = self.project();
 
         let size = body.size();
+
+        // An idle connection gave its buffer back; take one again.
+        if this.write_buf.capacity() == 0 {
+            *this.write_buf = take_buffer();
+        }
 
         this.codec
             .encode(Message::Item((res, size)), this.write_buf)
@@ -1275,6 +1319,11 @@ where
                 return Ok(false);
             }
 
+            // A connection that gave its buffer back while waiting takes one again.
+            if this.read_buf.capacity() == 0 {
+                *this.read_buf = take_buffer();
+            }
+
             // grow buffer if necessary.
             let remaining = this.read_buf.capacity() - this.read_buf.len();
             if remaining < LW_BUFFER_SIZE {
@@ -1521,6 +1570,24 @@ where
                         // disconnect if shutdown
                         if inner_p.flags.contains(Flags::SHUTDOWN) {
                             return self.poll(cx);
+                        }
+
+                        // Waiting for the next request with nothing read or left to write:
+                        // give both buffers back; the next request takes them again.
+                        if inner_p.read_buf.is_empty()
+                            && inner_p.payload.is_none()
+                            && inner_p.messages.is_empty()
+                        {
+                            if inner_p.read_buf.capacity() != 0 {
+                                give_buffer(inner_p.read_buf);
+                            }
+                            if inner_p.write_buf.capacity() != 0 {
+                                give_buffer(inner_p.write_buf);
+                                *inner_p.write_buf_needs_reset = false;
+                            }
+                            if inner_p.messages.capacity() != 0 {
+                                *inner_p.messages = VecDeque::new();
+                            }
                         }
                     }
 
