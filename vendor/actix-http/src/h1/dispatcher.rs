@@ -51,7 +51,9 @@ thread_local! {
     /// keep-alive connection's request buffers: an idle connection holds none, and the next
     /// request on this thread takes one from here instead of from the allocator (allocating
     /// and freeing two 8KiB buffers for every request cost 6% of a small request's
-    /// instructions). At most `SPARE_BUFFERS_MAX` are kept, 256KiB per thread.
+    /// instructions). At most `SPARE_BUFFERS_MAX` are kept, and only buffers that never held
+    /// more than `HW_BUFFER_SIZE - LW_BUFFER_SIZE` bytes (`buffers_grown`), so a spare is at most
+    /// twice `HW_BUFFER_SIZE`: 512KiB per thread at worst, 256KiB as a rule.
     static SPARE_BUFFERS: std::cell::RefCell<Vec<BytesMut>> =
         const { std::cell::RefCell::new(Vec::new()) };
 }
@@ -62,17 +64,20 @@ thread_local! {
 /// finished request's bytes and reserving on every take would copy it every time.
 fn take_buffer() -> BytesMut {
     SPARE_BUFFERS
-        .with(|spares| spares.borrow_mut().pop())
+        .try_with(|spares| spares.borrow_mut().pop())
+        .ok()
+        .flatten()
         .unwrap_or_else(|| BytesMut::with_capacity(HW_BUFFER_SIZE))
 }
 
 /// Leaves `buf` without an allocation, keeping what it had among the thread's spares when
-/// there is room and it is of the usual size.
+/// there is room and it still has room for a read. Only a buffer that never grew past
+/// `HW_BUFFER_SIZE` comes here (`buffers_grown`), so a spare's allocation is that size.
 fn give_buffer(buf: &mut BytesMut) {
     let mut spare = mem::take(buf);
-    if spare.capacity() >= LW_BUFFER_SIZE && spare.capacity() <= 2 * HW_BUFFER_SIZE {
+    if spare.capacity() >= LW_BUFFER_SIZE {
         spare.clear();
-        SPARE_BUFFERS.with(|spares| {
+        let _ = SPARE_BUFFERS.try_with(|spares| {
             let mut spares = spares.borrow_mut();
             if spares.len() < SPARE_BUFFERS_MAX {
                 spares.push(spare);
@@ -230,6 +235,11 @@ pin_project! {
         // True if backing allocation of `write_buf` needs to be released.
         write_buf_needs_reset: bool,
 
+        // True once either buffer may have grown past `HW_BUFFER_SIZE`: its allocation is then
+        // of unknown size (a split or a partial write hides it from `capacity()`), so it is
+        // freed, not kept as a spare, when the connection goes idle.
+        buffers_grown: bool,
+
         codec: Codec,
     }
 }
@@ -364,6 +374,7 @@ where
                     write_buf: BytesMut::new(),
                     h1_write_buffer_size: config.h1_write_buffer_size(),
                     write_buf_needs_reset: false,
+                    buffers_grown: false,
                     codec: Codec::new(config),
                 },
             },
@@ -420,9 +431,15 @@ where
             write_buf,
             h1_write_buffer_size,
             write_buf_needs_reset,
+            buffers_grown,
             ..
         } = self.project();
         let mut io = Pin::new(io.as_mut().unwrap());
+
+        // Within a low-water mark of a standard buffer: it may have grown to hold this.
+        if write_buf.len() > HW_BUFFER_SIZE - LW_BUFFER_SIZE {
+            *buffers_grown = true;
+        }
 
         // Allow normal buffer growth, but do not retain allocations caused by large response
         // chunks on idle connections.
@@ -651,9 +668,11 @@ where
     }
 
     fn send_continue(self: Pin<&mut Self>) {
-        self.project()
-            .write_buf
-            .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        let write_buf = self.project().write_buf;
+        if write_buf.capacity() == 0 {
+            *write_buf = take_buffer();
+        }
+        write_buf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
     }
 
     fn poll_response(
@@ -864,6 +883,9 @@ where
                         // expect resolved. write continue to buffer and set InnerDispatcher state
                         // to service call.
                         Poll::Ready(Ok(req)) => {
+                            if this.write_buf.capacity() == 0 {
+                                *this.write_buf = take_buffer();
+                            }
                             this.write_buf
                                 .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                             let fut = this.flow.service.call(req);
@@ -1343,6 +1365,11 @@ where
                     }
 
                     read_some = true;
+
+                    // Within a low-water mark of a standard buffer: it may grow to read more.
+                    if this.read_buf.len() > HW_BUFFER_SIZE - LW_BUFFER_SIZE {
+                        *this.buffers_grown = true;
+                    }
                 }
 
                 Poll::Pending => {
@@ -1578,12 +1605,19 @@ where
                             && inner_p.payload.is_none()
                             && inner_p.messages.is_empty()
                         {
-                            if inner_p.read_buf.capacity() != 0 {
-                                give_buffer(inner_p.read_buf);
+                            if mem::take(inner_p.buffers_grown) {
+                                *inner_p.read_buf = BytesMut::new();
+                                *inner_p.write_buf = BytesMut::new();
                             }
+                            // The write buffer first, so that the read buffer is the next
+                            // spare taken, by the next read: each keeps its role (and a read
+                            // buffer its shared representation) from request to request.
                             if inner_p.write_buf.capacity() != 0 {
                                 give_buffer(inner_p.write_buf);
                                 *inner_p.write_buf_needs_reset = false;
+                            }
+                            if inner_p.read_buf.capacity() != 0 {
+                                give_buffer(inner_p.read_buf);
                             }
                             if inner_p.messages.capacity() != 0 {
                                 *inner_p.messages = VecDeque::new();
