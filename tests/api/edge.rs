@@ -312,6 +312,59 @@ async fn a_body_cut_short_is_told_in_the_catalogues_words() {
     );
 }
 
+/// Sends `request` without half-closing and reads to the server's close: the answer, and
+/// whether the server closed the connection itself (the read ends before its timeout).
+fn exchange_until_close(address: SocketAddr, request: &[u8]) -> (Option<Raw>, bool) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    stream.write_all(request).unwrap();
+    let mut answer = Vec::new();
+    let closed = stream.read_to_end(&mut answer).is_ok();
+    (parse(&answer), closed)
+}
+
+/// A chunked body whose framing breaks while its request's handler is still running: the HTTP
+/// layer took the broken framing for a client gone away and dropped the request unanswered
+/// (the first request for the reference, rendered on the blocking pool, met it). Now the
+/// request is answered as its handler decides, a handler reading the body is told in the
+/// catalogue's words, and the connection closes after the answer, which says so.
+#[actix_web::test]
+async fn a_malformed_chunked_body_still_gets_its_requests_answer_then_a_close() {
+    let app = spawn_app().await;
+    let address = app.local_addr;
+    let answers = actix_web::rt::task::spawn_blocking(move || {
+        // Keep-alive requests: the close is the server's own decision.
+        let head = "HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n";
+        // `/test/slow` answers after a pause without reading the body.
+        let slow = format!("GET /test/slow {head}\r\nzz\r\n").into_bytes();
+        // `/test/echo` reads the body: a first chunk, then a size line that is not hex.
+        let echo = format!(
+            "POST /test/echo {head}Content-Type: application/json\r\n\r\n5\r\n{{\"nam\r\nzz\r\n"
+        )
+        .into_bytes();
+        [slow, echo].map(|bytes| exchange_until_close(address, &bytes))
+    })
+    .await
+    .unwrap();
+    let [(slow, slow_closed), (echo, echo_closed)] = answers;
+    let slow = slow.expect("an answer to the slow request");
+    assert_eq!(slow.status, 200, "{slow:?}");
+    assert_eq!(slow.body, br#"{"slow":true}"#);
+    assert_eq!(slow.header("connection"), Some("close"));
+    assert!(slow.header("service-request-id").is_some(), "{slow:?}");
+    assert!(slow_closed, "the server closes the connection");
+    let echo = echo.expect("an answer to the echo request");
+    let error = assert_contract_error(&echo, 400, "request_invalid");
+    assert_eq!(
+        error["message"],
+        "The request body's transfer encoding is malformed."
+    );
+    assert_eq!(echo.header("connection"), Some("close"));
+    assert!(echo_closed, "the server closes the connection");
+}
+
 /// Finding 5: what the HTTP layer refuses before routing is answered in the contract's shape,
 /// with a request id and `no-store`, and the connection is closed.
 #[actix_web::test]

@@ -414,17 +414,6 @@ where
         }
     }
 
-    fn client_disconnected(self: Pin<&mut Self>) {
-        let this = self.project();
-
-        this.flags
-            .insert(Flags::READ_DISCONNECT | Flags::WRITE_DISCONNECT);
-
-        if let Some(mut payload) = this.payload.take() {
-            payload.set_error(PayloadError::Incomplete(None));
-        }
-    }
-
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), io::Error>> {
         let InnerDispatcherProj {
             io,
@@ -584,7 +573,11 @@ where
                     ),
             )
         };
-        let close_after_response = (!is_upgrade && draining) || close_for_unread_payload;
+        // A connection that reads no more requests (the client half-closed, or its request's
+        // body could not be read) closes after this response, and the response says so.
+        let read_disconnected = self.flags.contains(Flags::READ_DISCONNECT);
+        let close_after_response =
+            (!is_upgrade && (draining || read_disconnected)) || close_for_unread_payload;
 
         if close_after_response {
             res.head_mut().set_connection_type(ConnectionType::Close);
@@ -634,7 +627,11 @@ where
                     ),
             )
         };
-        let close_after_response = (!is_upgrade && draining) || close_for_unread_payload;
+        // A connection that reads no more requests (the client half-closed, or its request's
+        // body could not be read) closes after this response, and the response says so.
+        let read_disconnected = self.flags.contains(Flags::READ_DISCONNECT);
+        let close_after_response =
+            (!is_upgrade && (draining || read_disconnected)) || close_for_unread_payload;
 
         if close_after_response {
             res.head_mut().set_connection_type(ConnectionType::Close);
@@ -1095,11 +1092,20 @@ where
                 // break and wait for more read
                 Ok(None) => break,
 
+                // The codec decodes the read buffer and never touches the socket: an I/O error
+                // from it is a request body whose framing is broken (a malformed chunk), not a
+                // client that went away. The request it belongs to learns it through its
+                // payload and is answered as its handler decides (a handler still running
+                // would otherwise be dropped unanswered); nothing after the broken framing can
+                // be read as a request, so the connection closes once that answer is written.
                 Err(ParseError::Io(err)) => {
-                    trace!("I/O error: {}", &err);
-                    self.as_mut().client_disconnected();
-                    this = self.as_mut().project();
-                    *this.error = Some(DispatchError::Io(err));
+                    trace!("malformed request payload: {}", &err);
+
+                    if let Some(mut payload) = this.payload.take() {
+                        payload.set_error(PayloadError::EncodingCorrupted);
+                    }
+
+                    this.flags.insert(Flags::READ_DISCONNECT);
                     break;
                 }
 
