@@ -363,6 +363,31 @@ async fn a_malformed_chunked_body_still_gets_its_requests_answer_then_a_close() 
     );
     assert_eq!(echo.header("connection"), Some("close"));
     assert!(echo_closed, "the server closes the connection");
+
+    // Pipelined behind a slow request: the slow one is answered as usual (its answer does
+    // not say close, since another follows), then the broken one, which says close.
+    let answers = actix_web::rt::task::spawn_blocking(move || {
+        let mut stream = TcpStream::connect(address).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let pipelined = "GET /test/slow HTTP/1.1\r\nHost: localhost\r\n\r\n\
+             POST /test/echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\
+             Content-Type: application/json\r\n\r\nzz\r\n";
+        stream.write_all(pipelined.as_bytes()).unwrap();
+        let answers = read_answers(&mut stream, 2, "pipelined");
+        let mut rest = Vec::new();
+        let closed = stream.read_to_end(&mut rest).is_ok() && rest.is_empty();
+        (answers, closed)
+    })
+    .await
+    .unwrap();
+    let (answers, closed) = answers;
+    assert_eq!(answers[0].status, 200, "{:?}", answers[0]);
+    assert_eq!(answers[0].header("connection"), None, "{:?}", answers[0]);
+    assert_contract_error(&answers[1], 400, "request_invalid");
+    assert_eq!(answers[1].header("connection"), Some("close"));
+    assert!(closed, "the server closes the connection, with nothing more");
 }
 
 /// Finding 5: what the HTTP layer refuses before routing is answered in the contract's shape,

@@ -574,8 +574,10 @@ where
             )
         };
         // A connection that reads no more requests (the client half-closed, or its request's
-        // body could not be read) closes after this response, and the response says so.
-        let read_disconnected = self.flags.contains(Flags::READ_DISCONNECT);
+        // body could not be read) closes after its last response, and that response says so;
+        // requests read before are still answered, so only the last may say it.
+        let read_disconnected =
+            self.flags.contains(Flags::READ_DISCONNECT) && self.messages.is_empty();
         let close_after_response =
             (!is_upgrade && (draining || read_disconnected)) || close_for_unread_payload;
 
@@ -628,8 +630,10 @@ where
             )
         };
         // A connection that reads no more requests (the client half-closed, or its request's
-        // body could not be read) closes after this response, and the response says so.
-        let read_disconnected = self.flags.contains(Flags::READ_DISCONNECT);
+        // body could not be read) closes after its last response, and that response says so;
+        // requests read before are still answered, so only the last may say it.
+        let read_disconnected =
+            self.flags.contains(Flags::READ_DISCONNECT) && self.messages.is_empty();
         let close_after_response =
             (!is_upgrade && (draining || read_disconnected)) || close_for_unread_payload;
 

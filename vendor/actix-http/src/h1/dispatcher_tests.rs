@@ -1437,6 +1437,7 @@ async fn allow_half_closed() {
         r"
         HTTP/1.1 200 OK
         content-length: 0
+        connection: close
         date: Thu, 01 Jan 1970 12:34:56 UTC
         ",
     );
