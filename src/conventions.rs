@@ -23,7 +23,6 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-use actix_web::Error;
 use actix_web::body::{BodySize, BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
@@ -31,11 +30,13 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::uri::Uri;
 use actix_web::web::Bytes;
+use actix_web::{Error, HttpMessage};
 use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
 
 use crate::errors::{ApiError, DocsOrigin, ErrorCode, Rendered};
 use crate::http::client::ClientResolver;
+use crate::http::context::{InContext, RequestContext};
 use crate::http::routes::{NoRoute, RouteTable};
 use crate::http::view::RequestView;
 use crate::observability::logging::{self, AccessRecord};
@@ -309,6 +310,15 @@ where
         trace_id: trace_id_to_log(&request),
     };
     let too_large = parts.header_limits.check(request.headers());
+    // What the handler and the code it calls know of the request (`http::context`).
+    let context = RequestContext::new(
+        request_id,
+        line.view.client(),
+        line.view
+            .route()
+            .map(|route| Arc::clone(parts.routes.template(route))),
+    );
+    request.extensions_mut().insert(context.clone());
     Box::pin(async move {
         let in_flight = parts.metrics.as_ref().map(|metrics| metrics.in_flight());
         let hsts = parts.hsts.clone();
@@ -318,9 +328,12 @@ where
         let outcome = match too_large {
             Some(error) => Ok(Err(error.into())),
             None => {
-                AssertUnwindSafe(async move { service.call(request).await })
-                    .catch_unwind()
-                    .await
+                // Polled with its context current, so the handler's log lines carry the id.
+                AssertUnwindSafe(InContext::new(context, async move {
+                    service.call(request).await
+                }))
+                .catch_unwind()
+                .await
             }
         };
         let failure = match outcome {

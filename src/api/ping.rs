@@ -45,7 +45,7 @@ pub struct PingBody {}
 /// Answers at once with a ping object. It needs no key and reads no data, so it suits health
 /// checks and uptime monitors; `HEAD` answers the same without a body.
 #[utoipa::path(
-    method(get, head),
+    get,
     path = "/v1/ping",
     impl_for = PingEndpoint,
     tag = "Utility",

@@ -1,7 +1,8 @@
-//! Request input parsed at the edge. [`Query<T>`] and [`Body<T>`] are the only ways an endpoint
-//! reads its query string and its JSON body. Each endpoint declares both types with
-//! `#[serde(deny_unknown_fields)]` (ping's are empty), so a parameter the endpoint does not know
-//! is refused with `parameter_unknown` instead of being silently ignored. Every failure maps to
+//! Request input parsed at the edge. [`Path<T>`], [`Query<T>`] and [`Body<T>`] are the only
+//! ways an endpoint reads its path parameters, its query string and its JSON body. Each
+//! endpoint declares its types with `#[serde(deny_unknown_fields)]` (ping's are empty), so a
+//! parameter the endpoint does not know is refused with `parameter_unknown` instead of being
+//! silently ignored. Every failure maps to
 //! a catalogue code with `param` naming the field (`a.b` for nested body fields), so a client
 //! can act on it without reading the message.
 
@@ -52,6 +53,28 @@ pub fn parse_query<T: DeserializeOwned>(query: &str) -> Result<T, ApiError> {
     let pairs = form_urlencoded::parse(query.as_bytes());
     serde_path_to_error::deserialize(serde_urlencoded::Deserializer::new(pairs))
         .map_err(|error| field_error(error.path(), &error.inner().to_string()))
+}
+
+/// The path's parameters (`{thing}` in `/v1/things/{thing}`), parsed strictly into `T`: a
+/// struct with one field per parameter, named as in the route's template. A value that does
+/// not parse (`/v1/things/x` where the field is a number, or a type that checks its own
+/// shape) is `parameter_invalid` naming the parameter. The values are the router's, decoded
+/// from percent-encoding except `%25`, `%2F` and `%2B`, which stay as sent (so no parameter
+/// holds a `/`).
+#[derive(Debug)]
+pub struct Path<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest for Path<T> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
+        // The same strict parser as the query's, over the parameters as name=value pairs.
+        let pairs = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(req.match_info().iter())
+            .finish();
+        ready(parse_query(&pairs).map(Path))
+    }
 }
 
 /// The request body, read as JSON into `T`. An empty body reads like `{}`, so endpoints whose
@@ -200,6 +223,11 @@ fn field_error(path: &serde_path_to_error::Path, message: &str) -> ApiError {
             .with_param(name);
     }
     match location {
+        // A type of this service's that checks its own shape (`api::list::Limit`) says what
+        // the value must be, in words written for a client: "must be ...".
+        Some(name) if message.starts_with("must ") => ApiError::new(ErrorCode::ParameterInvalid)
+            .with_message(format!("Invalid value for parameter {name}: it {message}."))
+            .with_param(name),
         // serde's text names Rust types and echoes the value; the message names the parameter.
         Some(name) => ApiError::new(ErrorCode::ParameterInvalid)
             .with_message(format!("Invalid value for parameter {name}."))

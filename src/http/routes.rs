@@ -6,6 +6,8 @@
 //! limit's policy and the metrics' route label all follow that one answer, so every new
 //! endpoint gets them without code of its own.
 
+use std::sync::Arc;
+
 use actix_web::Resource;
 use actix_web::dev::{ResourceDef, ServiceRequest, ServiceResponse};
 use actix_web::guard::{Guard, GuardContext};
@@ -65,6 +67,8 @@ pub type ExtraRoutes = fn(&mut ServiceConfig);
 #[derive(Debug, Default)]
 pub struct RouteTable {
     routes: Vec<(ResourceDef, HeaderValue)>,
+    /// Each route's template, shared with the request contexts that name it.
+    templates: Vec<Arc<str>>,
 }
 
 /// A route of a [`RouteTable`], by its place in the table (the order the paths were added).
@@ -90,22 +94,37 @@ impl RouteTable {
                 (ResourceDef::new(path.as_str()), allow)
             })
             .collect();
-        RouteTable { routes }
+        RouteTable::with_routes(routes)
+    }
+
+    fn with_routes(routes: Vec<(ResourceDef, HeaderValue)>) -> Self {
+        let templates = routes
+            .iter()
+            .map(|(pattern, _)| {
+                Arc::from(
+                    pattern
+                        .pattern()
+                        .expect("every route is added with a single pattern"),
+                )
+            })
+            .collect();
+        RouteTable { routes, templates }
     }
 
     /// Adds paths served outside the API (the documentation) that answer `allow`.
-    pub fn with_paths(mut self, paths: &[&str], allow: &'static str) -> Self {
+    pub fn with_paths(self, paths: &[&str], allow: &'static str) -> Self {
         let allow = HeaderValue::from_static(allow);
-        self.routes.extend(
+        let mut routes = self.routes;
+        routes.extend(
             paths
                 .iter()
                 .map(|path| (ResourceDef::new(*path), allow.clone())),
         );
         assert!(
-            self.routes.len() <= usize::from(u16::MAX),
+            routes.len() <= usize::from(u16::MAX),
             "a route index fits in 16 bits"
         );
-        self
+        RouteTable::with_routes(routes)
     }
 
     /// The route whose pattern matches `path` (as the router decodes it), whatever the method.
@@ -136,11 +155,12 @@ impl RouteTable {
 
     /// Every route's pattern (`/v1/things/{thing}`), in index order.
     pub fn templates(&self) -> impl Iterator<Item = &str> {
-        self.routes.iter().map(|(pattern, _)| {
-            pattern
-                .pattern()
-                .expect("every route is added with a single pattern")
-        })
+        self.templates.iter().map(|template| &**template)
+    }
+
+    /// The pattern of `route`, shared.
+    pub fn template(&self, route: RouteIndex) -> &Arc<str> {
+        &self.templates[route.get()]
     }
 }
 

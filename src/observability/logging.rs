@@ -26,6 +26,7 @@ use serde::Serialize;
 
 use super::log_sink::{self, LineKind, Lines, WhenStalled};
 use super::trace_context::TraceId;
+use crate::http::context::RequestContext;
 use crate::http::view::{path_for_log, write_path_for_log};
 use crate::request_id::RequestId;
 
@@ -213,6 +214,22 @@ struct JsonLine<'a> {
     level: &'a str,
     target: &'a str,
     message: &'a str,
+    /// The request whose handler wrote the line, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request_id: Option<&'a str>,
+}
+
+/// Writes `record` as one text line: `[<time> <LEVEL> <target>] <request id> <message>`, the
+/// request id only when a request's handler wrote the line.
+fn write_text_record(out: &mut impl Write, record: &log::Record<'_>) -> io::Result<()> {
+    out.write_all(b"[")?;
+    write_timestamp(out)?;
+    write!(out, " {:<5} {}] ", record.level(), record.target())?;
+    RequestContext::with_current_id(|id| match id {
+        Some(id) => write!(out, "{id} "),
+        None => Ok(()),
+    })?;
+    writeln!(out, "{}", record.args())
 }
 
 /// Writes `record` as one JSON object and a newline.
@@ -220,14 +237,17 @@ fn write_json_record(out: &mut impl Write, record: &log::Record<'_>) -> io::Resu
     let mut time = Vec::with_capacity(27);
     write_timestamp(&mut time)?;
     let message = record.args().to_string();
-    let line = JsonLine {
-        time: std::str::from_utf8(&time).unwrap_or_default(),
-        level: record.level().as_str(),
-        target: record.target(),
-        message: &message,
-    };
-    serde_json::to_writer(&mut *out, &line)?;
-    out.write_all(b"\n")
+    RequestContext::with_current_id(|request_id| {
+        let line = JsonLine {
+            time: std::str::from_utf8(&time).unwrap_or_default(),
+            level: record.level().as_str(),
+            target: record.target(),
+            message: &message,
+            request_id: request_id.map(RequestId::as_str),
+        };
+        serde_json::to_writer(&mut *out, &line)?;
+        out.write_all(b"\n")
+    })
 }
 
 /// One warning line of the log sink's own, in the format in use.
@@ -248,6 +268,7 @@ fn sink_warning(message: &str) -> Vec<u8> {
                 level: "WARN",
                 target,
                 message,
+                request_id: None,
             };
             let _ = serde_json::to_writer(&mut line, &record);
             line.push(b'\n');
@@ -269,15 +290,7 @@ pub fn init(format: LogFormat, when_stalled: WhenStalled) {
             if format == LogFormat::Json {
                 return write_json_record(out, record);
             }
-            out.write_all(b"[")?;
-            write_timestamp(out)?;
-            writeln!(
-                out,
-                " {:<5} {}] {}",
-                record.level(),
-                record.target(),
-                record.args()
-            )
+            write_text_record(out, record)
         })
         // The format above writes no colours; "always" only stops env_logger from scanning
         // every line for escape codes to strip (a tenth of the request cost when it did).
@@ -460,6 +473,47 @@ impl Write for BatchedStderr {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both formats, for a line written by a request's handler and for one written outside
+    /// any request: the first names the request, the second does not.
+    #[test]
+    fn a_line_written_inside_a_request_carries_its_id() {
+        use crate::http::context::{InContext, RequestContext};
+        let write_both = || {
+            let arguments = format_args!("stored the thing");
+            let record = log::Record::builder()
+                .args(arguments)
+                .level(log::Level::Info)
+                .target("partner_api::api::things")
+                .build();
+            let (mut text, mut json) = (Vec::new(), Vec::new());
+            write_text_record(&mut text, &record).unwrap();
+            write_json_record(&mut json, &record).unwrap();
+            (
+                String::from_utf8(text).unwrap(),
+                String::from_utf8(json).unwrap(),
+            )
+        };
+        let context = RequestContext::new(RequestId::EXAMPLE, None, None);
+        let (text, json) =
+            futures_util::FutureExt::now_or_never(InContext::new(context, async { write_both() }))
+                .unwrap();
+        let suffix = format!(
+            "Z INFO  partner_api::api::things] {} stored the thing\n",
+            RequestId::EXAMPLE
+        );
+        assert!(text.ends_with(&suffix), "{text}");
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(json["request_id"], RequestId::EXAMPLE.as_str());
+        assert_eq!(json["message"], "stored the thing");
+        let (text, json) = write_both();
+        assert!(
+            text.ends_with("Z INFO  partner_api::api::things] stored the thing\n"),
+            "{text}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert!(json.get("request_id").is_none(), "{json}");
+    }
 
     #[test]
     fn seconds_are_formatted_as_rfc_3339_utc() {

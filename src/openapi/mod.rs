@@ -19,14 +19,16 @@ use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::{Response, ResponseBuilder};
 use utoipa::openapi::schema::{ObjectBuilder, Type};
 use utoipa::openapi::server::Server;
-use utoipa::openapi::tag::TagBuilder;
+use utoipa::openapi::tag::{Tag, TagBuilder};
 use utoipa::openapi::{Components, Info, OpenApi, Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 use utoipa_actix_web::AppExt;
 
 use crate::api;
+use crate::api::list::{self, Cursor, Limit};
 use crate::errors::{ApiError, ErrorCode, ErrorEnvelope};
-use crate::http::routes::{self, API_PREFIX};
+use crate::http::routes::{self, API_PREFIX, ExtraRoutes};
+use crate::http::state::AppState;
 use crate::request_id::RequestId;
 
 /// Origin used in the document's example `doc_url`s.
@@ -34,9 +36,16 @@ const EXAMPLE_ORIGIN: &str = "https://api.example.com";
 
 /// The document, as the code describes it.
 pub fn document() -> OpenApi {
+    document_with(|_| {})
+}
+
+/// The document with `extra` endpoints registered beside the API's own: how the tests
+/// describe an endpoint that exists only in the test build.
+pub fn document_with(extra: ExtraRoutes) -> OpenApi {
     let (_, registered) = App::new()
         .into_utoipa_app()
-        .configure(api::register)
+        .configure(|config| api::register(config, &AppState::default()))
+        .configure(extra)
         .split_for_parts();
     complete(registered)
 }
@@ -56,28 +65,62 @@ pub fn to_json(document: &OpenApi) -> String {
 fn complete(mut api: OpenApi) -> OpenApi {
     api.info = info();
     api.servers = Some(vec![Server::new(API_PREFIX)]);
-    api.tags = Some(vec![
-        TagBuilder::new()
-            .name("Utility")
-            .description(Some("Endpoints that help a partner's systems use the API."))
-            .build(),
-    ]);
+    api.tags = Some(tags_in_use(&api));
 
     let components = api.components.get_or_insert_with(Components::new);
     let mut error_schemas = Vec::new();
     <ErrorEnvelope as ToSchema>::schemas(&mut error_schemas);
     error_schemas.push((ErrorEnvelope::name().into_owned(), ErrorEnvelope::schema()));
     components.schemas.extend(error_schemas);
+    // The list envelope and its parameters are the contract's whether or not an endpoint
+    // lists anything yet: published once, for every list to come.
+    components.schemas.extend([
+        (
+            list::LIST_ENVELOPE.to_owned(),
+            list::envelope_schema().into(),
+        ),
+        (Limit::name().into_owned(), Limit::schema()),
+        (Cursor::name().into_owned(), Cursor::schema()),
+    ]);
 
     let registered = std::mem::take(&mut api.paths.paths);
     for (path, mut item) in registered {
         let relative = path
             .strip_prefix(API_PREFIX)
             .expect("every endpoint is registered under the version prefix");
-        document_conventions(&mut item);
+        document_conventions(&mut item, relative.contains('{'));
         api.paths.paths.insert(relative.to_owned(), item);
     }
     api
+}
+
+/// The tags the operations declare, in the order they first appear, each with its
+/// description from [`api::TAGS`] (a test holds that the API's tags all have one).
+fn tags_in_use(api: &OpenApi) -> Vec<Tag> {
+    let mut used: Vec<&str> = Vec::new();
+    for tag in api
+        .paths
+        .paths
+        .values()
+        .flat_map(operations)
+        .flat_map(|operation| operation.tags.iter().flatten())
+    {
+        if !used.contains(&tag.as_str()) {
+            used.push(tag);
+        }
+    }
+    used.into_iter()
+        .map(|name| {
+            let description = api::TAGS
+                .iter()
+                .find(|(described, _)| *described == name)
+                .map(|(_, description)| *description);
+            TagBuilder::new()
+                .name(name)
+                .description(description)
+                .build()
+        })
+        .collect()
 }
 
 fn info() -> Info {
@@ -118,15 +161,18 @@ again>`, so a client can slow down before it is refused. Excess requests are ans
 with code `rate_limited` and a `Retry-After` header: the whole seconds to wait, never 0.";
 
 /// Adds to every operation of `item` what the request conventions give it.
-fn document_conventions(item: &mut PathItem) {
+fn document_conventions(item: &mut PathItem, names_a_resource: bool) {
     let allow = routes::allowed_methods(item).join(", ");
     for operation in operations_mut(item) {
+        if let Some(parameters) = &mut operation.parameters {
+            list::describe_parameters(parameters);
+        }
         for response in operation.responses.responses.values_mut() {
             if let RefOr::T(response) = response {
                 add_convention_headers(response);
             }
         }
-        for (status, response) in error_responses(&allow) {
+        for (status, response) in error_responses(&allow, names_a_resource) {
             operation
                 .responses
                 .responses
@@ -134,6 +180,21 @@ fn document_conventions(item: &mut PathItem) {
         }
     }
     document_head(item);
+}
+
+fn operations(item: &PathItem) -> impl Iterator<Item = &Operation> {
+    [
+        &item.get,
+        &item.put,
+        &item.post,
+        &item.delete,
+        &item.options,
+        &item.head,
+        &item.patch,
+        &item.trace,
+    ]
+    .into_iter()
+    .filter_map(Option::as_ref)
 }
 
 fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
@@ -151,12 +212,14 @@ fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
     .filter_map(Option::as_mut)
 }
 
-/// A HEAD registered beside a GET answers like it without a body: it gets its own
-/// `operationId` (ids are unique in a document) and responses without content.
+/// The route machinery answers HEAD wherever it answers GET (`http::routes::resource`), so
+/// every GET gets its HEAD twin here, whether its annotation names HEAD or not: like the GET,
+/// without a body, with its own `operationId` (ids are unique in a document).
 fn document_head(item: &mut PathItem) {
-    let (Some(get), Some(head)) = (&item.get, &mut item.head) else {
+    let Some(get) = &item.get else {
         return;
     };
+    let head = item.head.get_or_insert_with(|| get.clone());
     let get_id = get.operation_id.clone().unwrap_or_default();
     head.operation_id = Some(format!("{get_id}_head"));
     head.summary = get
@@ -226,10 +289,12 @@ fn add_convention_headers(response: &mut Response) {
 /// The error responses every operation can give, one per status, from the catalogue. 404 is
 /// not listed per operation: it answers paths that have no operation, and the document's
 /// description and the error pages explain it.
-fn error_responses(allow: &str) -> Vec<(StatusCode, Response)> {
+/// The error responses of an operation. `404` only where the path names a resource
+/// (`/things/{thing}`), which may not exist; a path without parameters always does.
+fn error_responses(allow: &str, names_a_resource: bool) -> Vec<(StatusCode, Response)> {
     let mut statuses: Vec<StatusCode> = ErrorCode::ALL
         .iter()
-        .filter(|code| **code != ErrorCode::ResourceMissing)
+        .filter(|code| names_a_resource || **code != ErrorCode::ResourceMissing)
         .map(|code| code.spec().status)
         .collect();
     statuses.sort_unstable();
@@ -324,6 +389,23 @@ fn example_error(code: ErrorCode, allow: &str) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An endpoint declares its tag; the document lists the tags in use, each described.
+    #[test]
+    fn every_tag_in_use_is_listed_with_its_description() {
+        let document = document();
+        let tags = document.tags.as_ref().unwrap();
+        assert!(!tags.is_empty());
+        for tag in tags {
+            assert!(
+                tag.description
+                    .as_ref()
+                    .is_some_and(|text| !text.is_empty()),
+                "the tag {} is used by an endpoint: describe it in api::TAGS",
+                tag.name
+            );
+        }
+    }
 
     #[test]
     fn every_catalogue_code_but_404_is_documented_on_ping() {

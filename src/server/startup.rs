@@ -29,6 +29,7 @@ use crate::docs;
 use crate::http::client::ClientResolver;
 use crate::http::extract::BodyLimit;
 use crate::http::routes::{ExtraRoutes, RouteTable, no_route};
+use crate::http::state::AppState;
 use crate::http::tls::{CertificateStore, TlsError};
 use crate::observability::metrics::{Metrics, RouteLabels};
 use crate::observability::watchdog::Watchdog;
@@ -49,6 +50,8 @@ pub struct AppSettings {
     pub rate_limits: RateLimits,
     /// Where requests are counted, when an admin listener serves the metrics.
     pub metrics: Option<Metrics>,
+    /// What the endpoints share (`http::state`).
+    pub state: AppState,
 }
 
 /// The whole app: every route, the documentation next to it, the fallback for unknown paths
@@ -67,7 +70,7 @@ pub fn app(
 > {
     let (app, document) = App::new()
         .into_utoipa_app()
-        .configure(api::register)
+        .configure(|config| api::register(config, &settings.state))
         .configure(extra_routes)
         .split_for_parts();
     // The one table of routes: the request view finds each request's route in it, and the
@@ -145,12 +148,16 @@ fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
 impl Application {
     /// Binds `config.bind` and starts the service with the API's routes.
     pub fn build(config: &ServerConfig) -> Result<Application, StartupError> {
-        Application::build_with_routes(config, |_| {})
+        // The API's endpoints share nothing yet; the first with a store builds it here, from
+        // `config`, and adds it (`http::state`).
+        Application::build_with(config, AppState::default(), |_| {})
     }
 
-    /// Like [`Application::build`], with `extra_routes` mounted beside the API's (tests only).
-    pub fn build_with_routes(
+    /// Like [`Application::build`], with `state` for the endpoints and `extra_routes` mounted
+    /// beside the API's (tests mount endpoints of their own this way).
+    pub fn build_with(
         config: &ServerConfig,
+        state: AppState,
         extra_routes: ExtraRoutes,
     ) -> Result<Application, StartupError> {
         // The certificate is checked before anything listens: a bad one never starts a server
@@ -216,6 +223,7 @@ impl Application {
             clients: ClientResolver::new(config.trusted_proxies.clone(), config.client_ip_header),
             rate_limits: rate_limits.clone(),
             metrics: metrics.clone(),
+            state,
         };
         // The HTTP layer's own rejections answer in the contract's shape too.
         let rejection_docs = docs_base.clone();

@@ -327,7 +327,14 @@ async fn the_changelog_lists_every_recorded_release() {
         let date = release["date"].as_str().unwrap();
         assert!(html.contains(&format!("<section id=\"{date}\">")), "{date}");
         for change in release["changes"].as_array().unwrap() {
-            let line = format!("<li><code>{}</code></li>", change.as_str().unwrap());
+            // As HTML text: a change names where it is with `>`.
+            let text = change
+                .as_str()
+                .unwrap()
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;");
+            let line = format!("<li><code>{text}</code></li>");
             assert!(html.contains(&line), "{line}");
         }
     }

@@ -387,7 +387,10 @@ async fn a_malformed_chunked_body_still_gets_its_requests_answer_then_a_close() 
     assert_eq!(answers[0].header("connection"), None, "{:?}", answers[0]);
     assert_contract_error(&answers[1], 400, "request_invalid");
     assert_eq!(answers[1].header("connection"), Some("close"));
-    assert!(closed, "the server closes the connection, with nothing more");
+    assert!(
+        closed,
+        "the server closes the connection, with nothing more"
+    );
 }
 
 /// Finding 5: what the HTTP layer refuses before routing is answered in the contract's shape,

@@ -9,7 +9,9 @@ use actix_web::dev::ServerHandle;
 use actix_web::http::header::ContentType;
 use actix_web::web::Bytes;
 use actix_web::{HttpResponse, get, post, web};
+use partner_api::http::context::RequestContext;
 use partner_api::http::extract::{Body, Query};
+use partner_api::http::state::AppState;
 use partner_api::server::config::ServerConfig;
 use partner_api::server::startup::Application;
 use reqwest::Method;
@@ -60,8 +62,11 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         ..ServerConfig::default()
     };
     configure(&mut config);
+    // The test build's endpoints share their store as the API's would (`http::state`).
+    let state =
+        AppState::default().with(crate::things::ThingStore::with_count(crate::things::THINGS));
     let application =
-        Application::build_with_routes(&config, test_routes).expect("the test app starts");
+        Application::build_with(&config, state, test_routes).expect("the test app starts");
     let local_addr = application.local_addr();
     let address = format!("http://{local_addr}");
     let admin_address = application
@@ -334,6 +339,7 @@ async fn blocks(ms: web::Path<u64>) -> HttpResponse {
 }
 
 fn test_routes(config: &mut ServiceConfig) {
+    crate::things::register(config);
     config.service(
         scope::scope("/test")
             .service(echo)
@@ -361,7 +367,15 @@ impl log::Log for CapturingLogger {
 
     fn log(&self, record: &log::Record) {
         if self.enabled(record.metadata()) {
-            let line = format!("{} {}: {}", record.level(), record.target(), record.args());
+            // Like the service's own format: a line written inside a request names it.
+            let id = RequestContext::with_current_id(|id| id.map(|id| format!("{id} ")));
+            let line = format!(
+                "{} {}: {}{}",
+                record.level(),
+                record.target(),
+                id.unwrap_or_default(),
+                record.args()
+            );
             if self.print {
                 eprintln!("{line}");
             }

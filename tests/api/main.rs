@@ -17,4 +17,5 @@ mod rate_limit;
 mod readme;
 mod redis_store;
 mod routing;
+mod things;
 mod tls;

@@ -1,0 +1,429 @@
+//! The second endpoint, rehearsed: a list of things with pagination and a thing by id, with a
+//! store behind them and the request context in their log lines. It exists only in the test
+//! build (never served, never in `openapi/v1.yaml`) and was written by following the README's
+//! recipe ("How to add an endpoint") and nothing else, to prove that the shared machinery is
+//! all a new endpoint needs. Its document (the API's with these two endpoints) is generated,
+//! linted by `scripts/lint-openapi` with the project's rules, and every response the tests
+//! below receive is checked against it, as ping's are against `openapi/v1.yaml`.
+
+use std::collections::BTreeMap;
+
+use actix_web::dev::{AppService, HttpServiceFactory};
+use actix_web::web;
+use serde::Serialize;
+use serde::de::{Deserialize, Deserializer, Error as _};
+use serde_json::{Value, json};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_actix_web::service_config::ServiceConfig;
+
+use partner_api::api::list::{Cursor, Limit, List};
+use partner_api::errors::ApiError;
+use partner_api::http::context::RequestContext;
+use partner_api::http::extract::{Body, Path, Query};
+use partner_api::http::routes;
+use partner_api::http::state::State;
+
+use crate::helpers::{ExpectedError, assert_error_at, log_lines_containing, spawn_app};
+
+// ---- The endpoint, as the recipe has it ----
+
+/// A thing.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct Thing {
+    /// Kind of object: always `thing`.
+    pub object: ThingObject,
+    /// The thing's id: `thing_` and four digits.
+    #[schema(pattern = "^thing_[0-9]{4}$")]
+    pub id: String,
+    /// What the thing is labelled (not `name`: the project's rules keep the word for a
+    /// member's personal data).
+    pub label: String,
+}
+
+/// The `object` value of a thing.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThingObject {
+    Thing,
+}
+
+/// The things, in id order: the state behind both endpoints.
+pub struct ThingStore {
+    things: BTreeMap<String, Thing>,
+}
+
+impl ThingStore {
+    /// `count` things, `thing_0001` onwards.
+    pub fn with_count(count: u16) -> Self {
+        let things = (1..=count)
+            .map(|n| {
+                let id = format!("thing_{n:04}");
+                let thing = Thing {
+                    object: ThingObject::Thing,
+                    id: id.clone(),
+                    label: format!("Thing number {n}"),
+                };
+                (id, thing)
+            })
+            .collect();
+        ThingStore { things }
+    }
+}
+
+/// A thing's id, as a path parameter: `thing_` and four digits, or `parameter_invalid`.
+#[derive(Debug)]
+pub struct ThingId(String);
+
+impl<'de> Deserialize<'de> for ThingId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let id = String::deserialize(deserializer)?;
+        let digits = id.strip_prefix("thing_").unwrap_or_default();
+        if digits.len() == 4 && digits.bytes().all(|byte| byte.is_ascii_digit()) {
+            Ok(ThingId(id))
+        } else {
+            Err(D::Error::custom("must be thing_ and four digits"))
+        }
+    }
+}
+
+/// A page of things, named for the document (`ThingList`).
+pub type ThingList = List<Thing>;
+
+/// The query of `list_things`: the list parameters, nothing else.
+#[derive(Debug, serde::Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListThingsQuery {
+    #[serde(default)]
+    pub limit: Limit,
+    pub starting_after: Option<Cursor>,
+}
+
+/// `retrieve_thing` takes no query parameters.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoQuery {}
+
+/// Neither endpoint takes a body.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoBody {}
+
+/// The path of `retrieve_thing`.
+#[derive(Debug, serde::Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Path)]
+pub struct ThingPath {
+    /// The thing's id: `thing_` and four digits.
+    #[param(value_type = String, pattern = "^thing_[0-9]{4}$")]
+    pub thing: ThingId,
+}
+
+/// List things
+///
+/// The things, in id order, one page at a time.
+#[utoipa::path(
+    get,
+    path = "/v1/things",
+    impl_for = ListThingsEndpoint,
+    tag = "Things",
+    params(ListThingsQuery),
+    responses((status = 200, description = "A page of things.", body = ThingList)),
+)]
+pub async fn list_things(
+    Query(query): Query<ListThingsQuery>,
+    _body: Body<NoBody>,
+    store: State<ThingStore>,
+    context: RequestContext,
+) -> web::Json<ThingList> {
+    let after = query.starting_after.as_ref().map(Cursor::as_str);
+    let things = store
+        .things
+        .values()
+        .filter(|thing| after.is_none_or(|after| thing.id.as_str() > after))
+        .cloned();
+    let page = List::page(things, query.limit, |thing| thing.id.clone());
+    log::info!(
+        "listed {} things on {}",
+        page.data().len(),
+        context.route().unwrap_or("-")
+    );
+    web::Json(page)
+}
+
+/// Retrieve a thing
+///
+/// The thing with the id in the path.
+#[utoipa::path(
+    get,
+    path = "/v1/things/{thing}",
+    impl_for = RetrieveThingEndpoint,
+    tag = "Things",
+    params(ThingPath),
+    responses((status = 200, description = "The thing.", body = Thing)),
+)]
+pub async fn retrieve_thing(
+    Path(path): Path<ThingPath>,
+    _query: Query<NoQuery>,
+    _body: Body<NoBody>,
+    store: State<ThingStore>,
+    request: actix_web::HttpRequest,
+) -> Result<web::Json<Thing>, ApiError> {
+    let ThingId(id) = path.thing;
+    match store.things.get(&id) {
+        Some(thing) => Ok(web::Json(thing.clone())),
+        None => {
+            log::info!("no thing {id}");
+            Err(ApiError::resource_missing(request.method(), request.path()))
+        }
+    }
+}
+
+pub struct ListThingsEndpoint;
+
+impl HttpServiceFactory for ListThingsEndpoint {
+    fn register(self, config: &mut AppService) {
+        routes::resource::<ListThingsEndpoint>()
+            .to(list_things)
+            .register(config);
+    }
+}
+
+pub struct RetrieveThingEndpoint;
+
+impl HttpServiceFactory for RetrieveThingEndpoint {
+    fn register(self, config: &mut AppService) {
+        routes::resource::<RetrieveThingEndpoint>()
+            .to(retrieve_thing)
+            .register(config);
+    }
+}
+
+/// Mounts both endpoints: what `api::register` would hold for them.
+pub fn register(config: &mut ServiceConfig) {
+    config.service(ListThingsEndpoint);
+    config.service(RetrieveThingEndpoint);
+}
+
+// ---- The tests ----
+
+/// How many things the test app's store holds.
+pub const THINGS: u16 = 25;
+
+#[actix_web::test]
+async fn a_list_pages_through_every_thing_with_the_default_limit() {
+    let app = spawn_app().await;
+    let mut ids = Vec::new();
+    let mut query = String::new();
+    let mut pages = Vec::new();
+    for _ in 0..10 {
+        let response = app.get(&format!("/v1/things{query}")).await;
+        assert_eq!(response.status, 200, "{}", response.text());
+        let page = response.json();
+        let data = page["data"].as_array().unwrap();
+        pages.push(data.len());
+        ids.extend(
+            data.iter()
+                .map(|thing| thing["id"].as_str().unwrap().to_owned()),
+        );
+        if page["has_more"] == json!(false) {
+            assert_eq!(page["next_cursor"], Value::Null);
+            break;
+        }
+        assert_eq!(page["next_cursor"], json!(ids.last().unwrap()));
+        query = format!("?starting_after={}", ids.last().unwrap());
+    }
+    assert_eq!(pages, [10, 10, 5]);
+    let expected: Vec<String> = (1..=THINGS).map(|n| format!("thing_{n:04}")).collect();
+    assert_eq!(ids, expected);
+}
+
+#[actix_web::test]
+async fn a_page_holds_what_limit_asks_for_up_to_a_hundred() {
+    let app = spawn_app().await;
+    let response = app
+        .get("/v1/things?limit=2&starting_after=thing_0003")
+        .await;
+    assert_eq!(
+        response.json(),
+        json!({
+            "object": "list",
+            "data": [
+                {"object": "thing", "id": "thing_0004", "label": "Thing number 4"},
+                {"object": "thing", "id": "thing_0005", "label": "Thing number 5"},
+            ],
+            "has_more": true,
+            "next_cursor": "thing_0005",
+        })
+    );
+    let response = app.get("/v1/things?limit=100").await;
+    let page = response.json();
+    assert_eq!(page["data"].as_array().unwrap().len(), usize::from(THINGS));
+    assert_eq!(
+        (&page["has_more"], &page["next_cursor"]),
+        (&json!(false), &Value::Null)
+    );
+}
+
+#[actix_web::test]
+async fn list_parameters_out_of_range_are_refused_not_clamped() {
+    let app = spawn_app().await;
+    for (query, param, message) in [
+        (
+            "limit=0",
+            "limit",
+            "Invalid value for parameter limit: it must be a whole number from 1 to 100.",
+        ),
+        (
+            "limit=101",
+            "limit",
+            "Invalid value for parameter limit: it must be a whole number from 1 to 100.",
+        ),
+        (
+            "limit=ten",
+            "limit",
+            "Invalid value for parameter limit: it must be a whole number from 1 to 100.",
+        ),
+        (
+            "starting_after=thing%2F1",
+            "starting_after",
+            "Invalid value for parameter starting_after: it must be the next_cursor of a page: \
+             1 to 255 letters, digits, _ and -.",
+        ),
+    ] {
+        let response = app.get(&format!("/v1/things?{query}")).await;
+        assert_error_at(
+            &response,
+            ExpectedError {
+                status: 400,
+                error_type: "invalid_request_error",
+                code: "parameter_invalid",
+                message,
+                param: Some(param),
+            },
+            &app.address,
+        );
+    }
+    let response = app.get("/v1/things?page=2").await;
+    assert_eq!(response.json()["error"]["code"], "parameter_unknown");
+}
+
+#[actix_web::test]
+async fn a_thing_is_found_by_its_id_and_a_malformed_id_is_named() {
+    let app = spawn_app().await;
+    let response = app.get("/v1/things/thing_0007").await;
+    assert_eq!(response.status, 200);
+    assert_eq!(
+        response.json(),
+        json!({"object": "thing", "id": "thing_0007", "label": "Thing number 7"})
+    );
+    let head = app.send(app.request("HEAD", "/v1/things/thing_0007")).await;
+    assert_eq!((head.status, head.body.len()), (200, 0));
+    let response = app.get("/v1/things/thing_0099").await;
+    assert_error_at(
+        &response,
+        ExpectedError {
+            status: 404,
+            error_type: "invalid_request_error",
+            code: "resource_missing",
+            message: "Unrecognized request URL (GET: /v1/things/thing_0099).",
+            param: None,
+        },
+        &app.address,
+    );
+    // Percent-encoded, the id is still the router's decoded one.
+    let response = app.get("/v1/things/thing%5F0007").await;
+    assert_eq!(response.json()["id"], "thing_0007");
+    let response = app.get("/v1/things/widget_7").await;
+    assert_error_at(
+        &response,
+        ExpectedError {
+            status: 400,
+            error_type: "invalid_request_error",
+            code: "parameter_invalid",
+            message: "Invalid value for parameter thing: it must be thing_ and four digits.",
+            param: Some("thing"),
+        },
+        &app.address,
+    );
+    let response = app
+        .send(app.request("DELETE", "/v1/things/thing_0007"))
+        .await;
+    assert_eq!(response.status, 405);
+    assert_eq!(response.headers["allow"], "GET, HEAD");
+}
+
+#[actix_web::test]
+async fn a_handlers_log_lines_carry_its_request_id() {
+    let app = spawn_app().await;
+    let response = app.get("/v1/things?limit=3").await;
+    let id = response.headers["service-request-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let lines = log_lines_containing("listed 3 things on /v1/things");
+    assert!(
+        lines
+            .iter()
+            .any(|line| line.contains(&format!("{id} listed 3 things"))),
+        "{lines:?}"
+    );
+}
+
+/// The document of the API with these endpoints, written for `scripts/lint-openapi` to lint
+/// with the project's rules (`target/test-endpoints/v1.yaml`), and what it says of them.
+#[test]
+fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
+    let document = partner_api::openapi::document_with(register);
+    let yaml = partner_api::openapi::to_yaml(&document);
+    let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-endpoints");
+    std::fs::create_dir_all(directory).unwrap();
+    std::fs::write(format!("{directory}/v1.yaml"), &yaml).unwrap();
+    let document: Value = yaml_serde::from_str(&yaml).unwrap();
+    let list = &document["paths"]["/things"];
+    // HEAD from the GET, though no annotation names it.
+    assert_eq!(list["head"]["operationId"], "list_things_head");
+    assert_eq!(
+        document["paths"]["/things/{thing}"]["head"]["operationId"],
+        "retrieve_thing_head"
+    );
+    let parameters = list["get"]["parameters"].as_array().unwrap();
+    assert_eq!(
+        parameters
+            .iter()
+            .map(|parameter| (
+                parameter["name"].as_str().unwrap(),
+                &parameter["schema"]["$ref"],
+                &parameter["required"]
+            ))
+            .collect::<Vec<_>>(),
+        [
+            (
+                "limit",
+                &json!("#/components/schemas/ListLimit"),
+                &json!(false)
+            ),
+            (
+                "starting_after",
+                &json!("#/components/schemas/ListCursor"),
+                &json!(false)
+            ),
+        ]
+    );
+    assert_eq!(
+        list["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/ThingList"
+    );
+    assert_eq!(
+        document["components"]["schemas"]["ThingList"]["allOf"][0]["$ref"],
+        "#/components/schemas/ListEnvelope"
+    );
+    // The tags in use, and only those.
+    let tags: Vec<&str> = document["tags"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tag| tag["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tags, ["Utility", "Things"]);
+}
