@@ -23,6 +23,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use actix_web::Error;
 use actix_web::body::{BodySize, BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
@@ -30,7 +31,6 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::uri::Uri;
 use actix_web::web::Bytes;
-use actix_web::{Error, HttpMessage};
 use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
 
@@ -318,7 +318,6 @@ where
             .route()
             .map(|route| Arc::clone(parts.routes.template(route))),
     );
-    request.extensions_mut().insert(context.clone());
     Box::pin(async move {
         let in_flight = parts.metrics.as_ref().map(|metrics| metrics.in_flight());
         let hsts = parts.hsts.clone();

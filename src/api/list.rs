@@ -30,9 +30,12 @@
 use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::errors::ApiError;
+use crate::http::extract::invalid;
 use utoipa::openapi::path::{Parameter, ParameterIn};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
-use utoipa::openapi::{AllOfBuilder, Ref, RefOr, Required};
+use utoipa::openapi::{Ref, RefOr, Required};
 use utoipa::{PartialSchema, ToSchema};
 
 /// Name of the list envelope's schema in the OpenAPI document.
@@ -60,26 +63,15 @@ impl Default for Limit {
 
 impl<'de> Deserialize<'de> for Limit {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let explain =
-            || serde::de::Error::custom("must be a whole number from 1 to 100".to_owned());
-        // A string, as the query parser hands every value over; a number too, from JSON.
-        let value = LimitValue::deserialize(deserializer).map_err(|_: D::Error| explain())?;
-        let number = match value {
-            LimitValue::Number(number) => number,
-            LimitValue::Text(text) => text.parse().map_err(|_| explain())?,
-        };
+        const REQUIREMENT: &str = "must be a whole number from 1 to 100";
+        // A whole number: the query parser reads it from the text, a JSON body must send a
+        // number (the string "5" is refused there, as the schema says).
+        let number = u64::deserialize(deserializer).map_err(|_: D::Error| invalid(REQUIREMENT))?;
         match u8::try_from(number) {
             Ok(limit) if (1..=Limit::MAX).contains(&limit) => Ok(Limit(limit)),
-            _ => Err(explain()),
+            _ => Err(invalid(REQUIREMENT)),
         }
     }
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum LimitValue {
-    Number(u64),
-    Text(String),
 }
 
 impl PartialSchema for Limit {
@@ -129,9 +121,7 @@ impl<'de> Deserialize<'de> for Cursor {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let value = Cow::<str>::deserialize(deserializer)?;
         Cursor::new(&value).ok_or_else(|| {
-            serde::de::Error::custom(
-                "must be the next_cursor of a page: 1 to 255 letters, digits, _ and -".to_owned(),
-            )
+            invalid("must be the next_cursor of a page: 1 to 255 letters, digits, _ and -")
         })
     }
 }
@@ -173,26 +163,29 @@ enum ListObject {
 impl<T> List<T> {
     /// The page of `limit` things taken from `things`, which yields the things after the
     /// cursor, in the list's order. One more is read to know whether a next page exists; its
-    /// cursor is `cursor_of` the page's last thing.
+    /// cursor is `cursor_of` the page's last thing (`Cursor::new(&thing.id)`). A thing whose
+    /// id is not a cursor could never be paged past: that is a fault of ours, answered as an
+    /// internal error rather than with a `next_cursor` the next request would refuse.
     pub fn page(
         things: impl IntoIterator<Item = T>,
         limit: Limit,
-        cursor_of: impl Fn(&T) -> String,
-    ) -> List<T> {
+        cursor_of: impl Fn(&T) -> Option<Cursor>,
+    ) -> Result<List<T>, ApiError> {
         let mut data: Vec<T> = things.into_iter().take(limit.get() + 1).collect();
         let has_more = data.len() > limit.get();
         data.truncate(limit.get());
-        let next_cursor = if has_more {
-            data.last().map(cursor_of)
-        } else {
-            None
+        let next_cursor = match data.last() {
+            Some(last) if has_more => Some(cursor_of(last).ok_or_else(|| {
+                ApiError::internal("a listed thing's id is not a cursor".to_owned())
+            })?),
+            _ => None,
         };
-        List {
+        Ok(List {
             object: ListObject::List,
             data,
             has_more,
-            next_cursor,
-        }
+            next_cursor: next_cursor.map(|cursor| cursor.0),
+        })
     }
 
     pub fn data(&self) -> &[T] {
@@ -243,16 +236,26 @@ pub fn envelope_schema() -> Schema {
         .into()
 }
 
-/// A list of `T` is the envelope with `T`s as its `data`.
+/// A list of `T`: the envelope, whole, with `T`s as its `data` (one concrete object, not an
+/// `allOf` of the envelope and a `data`, which some SDK generators turn into two types whose
+/// `data` disagree).
 impl<T: ToSchema> PartialSchema for List<T> {
     fn schema() -> RefOr<Schema> {
-        AllOfBuilder::new()
-            .item(Ref::from_schema_name(LIST_ENVELOPE))
-            .item(ObjectBuilder::new().property(
-                "data",
-                ArrayBuilder::new().items(Ref::from_schema_name(T::name())),
-            ))
-            .into()
+        let mut schema = envelope_schema();
+        if let Schema::Object(object) = &mut schema {
+            object.description = Some(format!(
+                "One page of {} objects: the list envelope (`{LIST_ENVELOPE}`).",
+                T::name()
+            ));
+            object.properties.insert(
+                "data".to_owned(),
+                ArrayBuilder::new()
+                    .items(Ref::from_schema_name(T::name()))
+                    .description(Some("The page of things, at most `limit` of them."))
+                    .into(),
+            );
+        }
+        schema.into()
     }
 }
 
@@ -268,8 +271,8 @@ impl<T: ToSchema> ToSchema for List<T> {
     }
 }
 
-/// Gives every `limit` and `starting_after` query parameter of `parameters` the shared
-/// description and schema, whatever the endpoint's field said.
+/// Gives every query parameter of type [`Limit`] or [`Cursor`] the shared description and
+/// schema, and marks it optional, whatever the endpoint's field said.
 pub fn describe_parameters(parameters: &mut [RefOr<Parameter>]) {
     for parameter in parameters {
         let RefOr::T(parameter) = parameter else {
@@ -278,14 +281,33 @@ pub fn describe_parameters(parameters: &mut [RefOr<Parameter>]) {
         if parameter.parameter_in != ParameterIn::Query {
             continue;
         }
-        let (schema, description) = match parameter.name.as_str() {
-            "limit" => (Limit::name(), LIMIT_DESCRIPTION),
-            "starting_after" => (Cursor::name(), CURSOR_DESCRIPTION),
-            _ => continue,
+        let Some(schema) = &parameter.schema else {
+            continue;
         };
-        parameter.schema = Some(Ref::from_schema_name(schema).into());
+        let (name, description) = if refers_to(schema, &Limit::name()) {
+            (Limit::name(), LIMIT_DESCRIPTION)
+        } else if refers_to(schema, &Cursor::name()) {
+            (Cursor::name(), CURSOR_DESCRIPTION)
+        } else {
+            continue;
+        };
+        parameter.schema = Some(Ref::from_schema_name(name).into());
         parameter.description = Some(description.to_owned());
         parameter.required = Required::False;
+    }
+}
+
+/// Whether `schema` is a reference to the schema `name`, or an optional one (`oneOf` null
+/// and the reference).
+fn refers_to(schema: &RefOr<Schema>, name: &str) -> bool {
+    let target = format!("#/components/schemas/{name}");
+    match schema {
+        RefOr::Ref(reference) => reference.ref_location == target,
+        RefOr::T(Schema::OneOf(one_of)) => one_of
+            .items
+            .iter()
+            .any(|item| matches!(item, RefOr::Ref(reference) if reference.ref_location == target)),
+        RefOr::T(_) => false,
     }
 }
 
@@ -349,12 +371,12 @@ mod tests {
     #[test]
     fn a_page_knows_whether_more_follow() {
         let limit = parse_query::<Page>("limit=2").unwrap().limit;
-        let cursor = |n: &u32| format!("n{n}");
-        let first = List::page(1..=5, limit, cursor);
+        let cursor = |n: &u32| Cursor::new(&format!("n{n}"));
+        let first = List::page(1..=5, limit, cursor).unwrap();
         assert_eq!(first.data(), [1, 2]);
         assert!(first.has_more);
         assert_eq!(first.next_cursor.as_deref(), Some("n2"));
-        let last = List::page(5..=5, limit, cursor);
+        let last = List::page(5..=5, limit, cursor).unwrap();
         assert_eq!(last.data(), [5]);
         assert!(!last.has_more);
         assert_eq!(last.next_cursor, None);
@@ -362,5 +384,32 @@ mod tests {
             serde_json::to_value(&last).unwrap(),
             serde_json::json!({"object": "list", "data": [5], "has_more": false, "next_cursor": null})
         );
+        // A thing whose id is no cursor cannot be paged past: an internal error, not a
+        // next_cursor that the next request would refuse.
+        let error = List::page(["a.b", "c"], Limit(1), |id| Cursor::new(id)).unwrap_err();
+        assert_eq!(error.code(), ErrorCode::InternalError);
+    }
+
+    #[test]
+    fn a_limit_in_a_body_is_a_json_number() {
+        #[derive(Debug, Deserialize)]
+        struct Body {
+            limit: Limit,
+        }
+        assert_eq!(
+            serde_json::from_str::<Body>(r#"{"limit":5}"#)
+                .unwrap()
+                .limit
+                .get(),
+            5
+        );
+        for body in [
+            r#"{"limit":"5"}"#,
+            r#"{"limit":5.0}"#,
+            r#"{"limit":0}"#,
+            r#"{"limit":null}"#,
+        ] {
+            assert!(serde_json::from_str::<Body>(body).is_err(), "{body}");
+        }
     }
 }

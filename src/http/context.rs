@@ -1,8 +1,8 @@
 //! What a handler, and the code it calls, knows about the request it serves: its id, its
 //! client and its route, from the request's one view (`http::view`). The conventions
-//! middleware builds the context once, after the rate limit admitted the request, and puts it
-//! in the request; a handler takes it as an argument ([`RequestContext`] is an extractor) and
-//! passes it on to what it calls, or reads it with [`RequestContext::current`].
+//! middleware builds the context once, after the rate limit admitted the request; a handler
+//! takes it as an argument ([`RequestContext`] is an extractor) and passes it on to what it
+//! calls, or reads it with [`RequestContext::current`].
 //!
 //! Every log line written while the request's handler runs carries the request id: the
 //! middleware polls the handler's future inside [`InContext`], which makes the context the
@@ -18,20 +18,18 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use actix_web::dev::Payload;
-use actix_web::{FromRequest, HttpMessage, HttpRequest};
+use actix_web::{FromRequest, HttpRequest};
 
 use crate::errors::ApiError;
 use crate::request_id::RequestId;
 
-/// One request as the service decided it; see the module documentation. Cheap to clone (a
-/// reference count). A partner's identity joins it once API keys exist: it is
-/// `#[non_exhaustive]` and read through methods, so that adds a method and breaks no caller.
+/// One request as the service decided it; see the module documentation. A partner's
+/// identity joins it once API keys exist: it is `#[non_exhaustive]` and read through methods,
+/// so that adds a method and breaks no caller. Cloning it copies the id and counts one more
+/// reference to the route's template; it can be sent to another thread.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
-pub struct RequestContext(Arc<Parts>);
-
-#[derive(Debug)]
-struct Parts {
+pub struct RequestContext {
     request_id: RequestId,
     client: Option<IpAddr>,
     route: Option<Arc<str>>,
@@ -41,27 +39,27 @@ impl RequestContext {
     /// The context of a request with id `request_id`, from `client` (when known), taken by
     /// the route with template `route` (`/v1/things/{thing}`), or by none.
     pub fn new(request_id: RequestId, client: Option<IpAddr>, route: Option<Arc<str>>) -> Self {
-        RequestContext(Arc::new(Parts {
+        RequestContext {
             request_id,
             client,
             route,
-        }))
+        }
     }
 
     /// The request's id, as in its `Service-Request-Id` header.
     pub fn request_id(&self) -> RequestId {
-        self.0.request_id
+        self.request_id
     }
 
     /// The client's address: the socket's peer, or what the trusted proxy's header says.
     pub fn client(&self) -> Option<IpAddr> {
-        self.0.client
+        self.client
     }
 
     /// The template of the route that took the request (`/v1/ping`), as the metrics label
     /// it; `None` for a request no route took.
     pub fn route(&self) -> Option<&str> {
-        self.0.route.as_deref()
+        self.route.as_deref()
     }
 
     /// The context of the request whose handler this thread is running now, if any.
@@ -74,8 +72,12 @@ impl RequestContext {
     pub fn with_current_id<T>(f: impl FnOnce(Option<&RequestId>) -> T) -> T {
         let mut f = Some(f);
         let answer = CURRENT.try_with(|current| {
-            let current = current.borrow();
-            (f.take().expect("called once"))(current.as_ref().map(|context| &context.0.request_id))
+            // A line logged while the context is being swapped (never, today) goes without.
+            let current = current.try_borrow().ok();
+            let id = current
+                .as_deref()
+                .and_then(|context| context.as_ref().map(|context| &context.request_id));
+            (f.take().expect("called once"))(id)
         });
         match answer {
             Ok(answer) => answer,
@@ -89,18 +91,28 @@ thread_local! {
     static CURRENT: RefCell<Option<RequestContext>> = const { RefCell::new(None) };
 }
 
+/// Exchanges `slot` with the thread's current context.
+fn swap_current(slot: &mut Option<RequestContext>) {
+    let _ = CURRENT.try_with(|current| std::mem::swap(&mut *current.borrow_mut(), slot));
+}
+
 pin_project_lite::pin_project! {
     /// A handler's future, polled with its request's context as the thread's current one.
     pub struct InContext<F> {
         #[pin]
         future: F,
-        context: RequestContext,
+        // The context while the future is not being polled; during a poll, the context that
+        // was current before (it is exchanged with the thread's, and back).
+        context: Option<RequestContext>,
     }
 }
 
 impl<F: Future> InContext<F> {
     pub fn new(context: RequestContext, future: F) -> Self {
-        InContext { future, context }
+        InContext {
+            future,
+            context: Some(context),
+        }
     }
 }
 
@@ -109,20 +121,17 @@ impl<F: Future> Future for InContext<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
-        // Restored on the way out, panics included, so that a context never outlives the
-        // poll it was set for.
-        struct Restore(Option<RequestContext>);
-        impl Drop for Restore {
+        // Exchanged back on the way out, panics included, so that a context is current only
+        // while its own future is polled (a nested one's inside it, then its own again). An
+        // exchange, not a copy: nothing is allocated or counted per poll.
+        struct Restore<'a>(&'a mut Option<RequestContext>);
+        impl Drop for Restore<'_> {
             fn drop(&mut self) {
-                let previous = self.0.take();
-                let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
+                swap_current(self.0);
             }
         }
-        let previous = CURRENT
-            .try_with(|current| current.replace(Some(this.context.clone())))
-            .ok()
-            .flatten();
-        let _restore = Restore(previous);
+        swap_current(this.context);
+        let _restore = Restore(this.context);
         this.future.poll(cx)
     }
 }
@@ -131,14 +140,11 @@ impl FromRequest for RequestContext {
     type Error = ApiError;
     type Future = Ready<Result<Self, ApiError>>;
 
-    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
-        // Every request through the app has one: the middleware puts it there before routing.
-        // One without it is a bug in how the app was built, answered as such.
+    fn from_request(_: &HttpRequest, _: &mut Payload) -> Self::Future {
+        // Extractors run inside the handler's future, which the middleware polls in its
+        // context. Without one, the app was built wrong: an internal error, never a guess.
         ready(
-            request
-                .extensions()
-                .get::<RequestContext>()
-                .cloned()
+            RequestContext::current()
                 .ok_or_else(|| ApiError::internal("the request has no context".to_owned())),
         )
     }

@@ -223,11 +223,15 @@ fn field_error(path: &serde_path_to_error::Path, message: &str) -> ApiError {
             .with_param(name);
     }
     match location {
-        // A type of this service's that checks its own shape (`api::list::Limit`) says what
-        // the value must be, in words written for a client: "must be ...".
-        Some(name) if message.starts_with("must ") => ApiError::new(ErrorCode::ParameterInvalid)
-            .with_message(format!("Invalid value for parameter {name}: it {message}."))
-            .with_param(name),
+        // A type of this service's that checks its own shape says what the value must be,
+        // in words written for a client ([`invalid`]).
+        Some(name) if let Some(requirement) = requirement(message) => {
+            ApiError::new(ErrorCode::ParameterInvalid)
+                .with_message(format!(
+                    "Invalid value for parameter {name}: it {requirement}."
+                ))
+                .with_param(name)
+        }
         // serde's text names Rust types and echoes the value; the message names the parameter.
         Some(name) => ApiError::new(ErrorCode::ParameterInvalid)
             .with_message(format!("Invalid value for parameter {name}."))
@@ -235,6 +239,28 @@ fn field_error(path: &serde_path_to_error::Path, message: &str) -> ApiError {
         None => ApiError::new(ErrorCode::ParameterInvalid)
             .with_message("The request parameters must form a JSON object of named fields."),
     }
+}
+
+/// The error a type's `Deserialize` returns when a value does not have the shape it checks:
+/// `requirement` says, for a client, what the value must be (`"must be a whole number from 1
+/// to 100"`). It is a fixed text, never the value: a client's input never reaches a message.
+/// The parameter's name is added where the error is turned into `parameter_invalid`.
+pub fn invalid<E: serde::de::Error>(requirement: &'static str) -> E {
+    E::custom(format_args!("{REQUIREMENT_MARK}{requirement}"))
+}
+
+/// Starts the text of an error made by [`invalid`], and no other: serde's messages start with
+/// a word of their own, and a character from Unicode's private use area is no word.
+const REQUIREMENT_MARK: char = '\u{E000}';
+
+/// The requirement of an error made by [`invalid`], without the position serde_json adds.
+fn requirement(message: &str) -> Option<&str> {
+    let text = message.strip_prefix(REQUIREMENT_MARK)?;
+    // serde_json appends " at line L column C" to a data error's text.
+    Some(match text.rfind(" at line ") {
+        Some(end) if text[end..].contains(" column ") => &text[..end],
+        _ => text,
+    })
 }
 
 /// `a.b[0].c`, or `None` for the top level.

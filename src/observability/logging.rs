@@ -229,7 +229,31 @@ fn write_text_record(out: &mut impl Write, record: &log::Record<'_>) -> io::Resu
         Some(id) => write!(out, "{id} "),
         None => Ok(()),
     })?;
-    writeln!(out, "{}", record.args())
+    // A message may hold what a client sent (a path parameter, say): a line break in it
+    // would start a line of its own, one that could pass for another request's.
+    match record.args().as_str() {
+        Some(message) => write_escaped(out, message)?,
+        None => write_escaped(out, &record.args().to_string())?,
+    }
+    out.write_all(b"\n")
+}
+
+/// Writes `text` with its control characters escaped (`\n`, `\r`, `\t`, `\u{1b}`), so that
+/// it stays on one line and no byte of it controls a terminal.
+fn write_escaped(out: &mut impl Write, text: &str) -> io::Result<()> {
+    let mut rest = text;
+    while let Some(at) = rest.find(char::is_control) {
+        out.write_all(&rest.as_bytes()[..at])?;
+        let control = rest[at..].chars().next().expect("found at this index");
+        match control {
+            '\n' => out.write_all(b"\\n")?,
+            '\r' => out.write_all(b"\\r")?,
+            '\t' => out.write_all(b"\\t")?,
+            other => write!(out, "\\u{{{:x}}}", u32::from(other))?,
+        }
+        rest = &rest[at + control.len_utf8()..];
+    }
+    out.write_all(rest.as_bytes())
 }
 
 /// Writes `record` as one JSON object and a newline.
@@ -510,6 +534,17 @@ mod tests {
         assert!(
             text.ends_with("Z INFO  partner_api::api::things] stored the thing\n"),
             "{text}"
+        );
+        // What a client sent stays on its line, whatever control characters it holds.
+        let mut line = Vec::new();
+        write_escaped(
+            &mut line,
+            "no thing x\n[2026 INFO  a] req_1 forged\r\t\u{1b}[2J é",
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(line).unwrap(),
+            "no thing x\\n[2026 INFO  a] req_1 forged\\r\\t\\u{1b}[2J é"
         );
         let json: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert!(json.get("request_id").is_none(), "{json}");

@@ -180,19 +180,7 @@ fn close_objects(schema: &mut Value) {
             if map.contains_key("properties") && !map.contains_key("additionalProperties") {
                 map.insert("additionalProperties".to_owned(), Value::Bool(false));
             }
-            for (key, value) in map.iter_mut() {
-                match (key.as_str(), value) {
-                    // Each part of an `allOf` describes some of the fields (a list is the
-                    // envelope and its `data`): closing one would refuse the others' fields.
-                    // The parts' own members are closed; the whole is closed by its parts.
-                    ("allOf", Value::Array(parts)) => parts
-                        .iter_mut()
-                        .filter_map(Value::as_object_mut)
-                        .flat_map(|part| part.values_mut())
-                        .for_each(close_objects),
-                    (_, value) => close_objects(value),
-                }
-            }
+            map.values_mut().for_each(close_objects);
         }
         Value::Array(items) => items.iter_mut().for_each(close_objects),
         _ => {}

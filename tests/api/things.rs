@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::web;
 use serde::Serialize;
-use serde::de::{Deserialize, Deserializer, Error as _};
+use serde::de::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -19,7 +19,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use partner_api::api::list::{Cursor, Limit, List};
 use partner_api::errors::ApiError;
 use partner_api::http::context::RequestContext;
-use partner_api::http::extract::{Body, Path, Query};
+use partner_api::http::extract::{Body, Path, Query, invalid};
 use partner_api::http::routes;
 use partner_api::http::state::State;
 
@@ -81,7 +81,7 @@ impl<'de> Deserialize<'de> for ThingId {
         if digits.len() == 4 && digits.bytes().all(|byte| byte.is_ascii_digit()) {
             Ok(ThingId(id))
         } else {
-            Err(D::Error::custom("must be thing_ and four digits"))
+            Err(invalid("must be thing_ and four digits"))
         }
     }
 }
@@ -135,20 +135,20 @@ pub async fn list_things(
     _body: Body<NoBody>,
     store: State<ThingStore>,
     context: RequestContext,
-) -> web::Json<ThingList> {
+) -> Result<web::Json<ThingList>, ApiError> {
     let after = query.starting_after.as_ref().map(Cursor::as_str);
     let things = store
         .things
         .values()
         .filter(|thing| after.is_none_or(|after| thing.id.as_str() > after))
         .cloned();
-    let page = List::page(things, query.limit, |thing| thing.id.clone());
+    let page = List::page(things, query.limit, |thing| Cursor::new(&thing.id))?;
     log::info!(
         "listed {} things on {}",
         page.data().len(),
         context.route().unwrap_or("-")
     );
-    web::Json(page)
+    Ok(web::Json(page))
 }
 
 /// Retrieve a thing
@@ -414,9 +414,15 @@ fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
         list["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
         "#/components/schemas/ThingList"
     );
+    // The page type is the envelope, whole, with things as its data.
+    let page = &document["components"]["schemas"]["ThingList"];
     assert_eq!(
-        document["components"]["schemas"]["ThingList"]["allOf"][0]["$ref"],
-        "#/components/schemas/ListEnvelope"
+        page["required"],
+        json!(["object", "data", "has_more", "next_cursor"])
+    );
+    assert_eq!(
+        page["properties"]["data"]["items"]["$ref"],
+        "#/components/schemas/Thing"
     );
     // The tags in use, and only those.
     let tags: Vec<&str> = document["tags"]
