@@ -1,5 +1,5 @@
 """The breaking-change gate: compares two OpenAPI documents and says whether the newer one keeps
-every promise of the older (README, "What v1 promises").
+every promise of the older (PARTNERS.md, "What v1 promises").
 
 Optic (`optic diff --check`, its standard breaking-changes ruleset) decides most classes:
 removed operations, properties and status codes, new required parameters, a parameter or
@@ -216,7 +216,7 @@ def main(argv):
             print(
                 f"FAIL: {after} breaks what {before} promised ({', '.join(broken)}). Clients "
                 "generated from the released document would stop working. Make the change "
-                "additive, or ship it under a new version path (README, 'What v1 promises')."
+                "additive, or ship it under a new version path (PARTNERS.md, 'What v1 promises')."
             )
             return 1
         print(f"ok: no breaking change; {len(listed)} additive change(s):")

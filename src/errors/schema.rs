@@ -10,7 +10,7 @@ use super::catalogue::{ErrorCode, ErrorType};
 
 /// The `code` schema of the OpenAPI document, generated from the catalogue: a string, not an
 /// enum, because generated clients reject enum values they were not built with and new codes
-/// are an additive change (README, "What v1 promises"). The known codes are listed in the
+/// are an additive change (PARTNERS.md, "What v1 promises"). The known codes are listed in the
 /// description and as examples; a new code appears by being added to [`ErrorCode::ALL`].
 impl PartialSchema for ErrorCode {
     fn schema() -> RefOr<Schema> {

@@ -242,7 +242,7 @@ impl Application {
                 .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
         )
         .client_request_timeout(config.request_head_timeout())
-        // HTTP/2 held to HTTP/1.1's line (README, "Connection limits"); these two settings
+        // HTTP/2 held to HTTP/1.1's line (OPERATIONS.md, "Connection limits"); these two settings
         // come from the patched actix-web and actix-http under vendor/.
         .h2_max_concurrent_streams(config.h2_max_concurrent_streams)
         .h2_max_header_list_size(config.max_header_bytes)

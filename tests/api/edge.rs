@@ -3,7 +3,7 @@
 //! a path is that path to the limiter, the 405 table and the metrics), client identity only
 //! from the header the trusted proxy writes, and every answer in the contract's shape, the HTTP
 //! layer's own rejections included. The generated-input harnesses at the end run a bounded
-//! number of cases (`PROPTEST_CASES`, see the README's "Security" to run them longer).
+//! number of cases (`PROPTEST_CASES`, see CONTRIBUTING.md, "Security", to run them longer).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Write};

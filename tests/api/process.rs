@@ -464,17 +464,17 @@ fn https_service_passes_the_healthcheck_and_rotates_on_sighup() {
     assert_eq!(after.status.code(), Some(0));
 }
 
-const README: &str = include_str!("../../README.md");
+const OPERATIONS: &str = include_str!("../../OPERATIONS.md");
 
-/// The first line of a README code block that starts with `prefix`.
+/// The first line of a code block of the operators' guide that starts with `prefix`.
 fn readme_line(prefix: &str) -> &'static str {
-    README
+    OPERATIONS
         .lines()
         .find(|line| line.starts_with(prefix))
-        .unwrap_or_else(|| panic!("README has no line starting with {prefix:?}"))
+        .unwrap_or_else(|| panic!("OPERATIONS.md has no line starting with {prefix:?}"))
 }
 
-/// The container HEALTHCHECK of the README, run exactly as written (the image's PATH holds
+/// The container HEALTHCHECK of OPERATIONS.md, run exactly as written (the image's PATH holds
 /// the binary, and the container sets PARTNER_API_BIND for the service it checks).
 #[test]
 fn the_readme_healthcheck_command_passes_against_a_running_service() {
@@ -491,7 +491,7 @@ fn the_readme_healthcheck_command_passes_against_a_running_service() {
     assert_eq!(output.status.code(), Some(0), "{output:?}");
 }
 
-/// The uptime monitor's HEAD request of the README, run as written but for the port.
+/// The uptime monitor's HEAD request of OPERATIONS.md, run as written but for the port.
 #[test]
 fn the_readme_uptime_command_passes_against_a_running_service() {
     let server = ServerProcess::start(&[]);

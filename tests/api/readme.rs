@@ -1,8 +1,30 @@
-//! The README's tables are checked against the code, so they cannot drift from it.
+//! The README and its three guides: the guides' tables are checked against the code, so they
+//! cannot drift from it, and the README stays short and leads to each guide.
 
 use partner_api::errors::ErrorCode;
 
 const README: &str = include_str!("../../README.md");
+const PARTNERS: &str = include_str!("../../PARTNERS.md");
+const OPERATIONS: &str = include_str!("../../OPERATIONS.md");
+
+/// A newcomer reads it in minutes: what the service is, the two commands, where to read on.
+#[test]
+fn the_readme_is_short_and_leads_to_each_guide() {
+    assert!(
+        README.lines().count() <= 60,
+        "README.md has grown past a page"
+    );
+    assert!(README.contains("cargo run --release "));
+    assert!(README.contains("cargo test "));
+    for guide in ["PARTNERS.md", "OPERATIONS.md", "CONTRIBUTING.md"] {
+        assert!(
+            README.contains(&format!("]({guide})")),
+            "README.md does not link {guide}"
+        );
+        let path = format!("{}/{guide}", env!("CARGO_MANIFEST_DIR"));
+        assert!(std::path::Path::new(&path).is_file(), "{guide} is missing");
+    }
+}
 
 #[test]
 fn readme_lists_every_error_code_with_its_status_and_type() {
@@ -14,7 +36,10 @@ fn readme_lists_every_error_code_with_its_status_and_type() {
             spec.code,
             spec.error_type.as_str()
         );
-        assert!(README.contains(&row), "README lacks the row starting {row}");
+        assert!(
+            PARTNERS.contains(&row),
+            "PARTNERS.md lacks the row starting {row}"
+        );
     }
 }
 
@@ -29,10 +54,10 @@ fn readme_documents_every_setting_of_the_command_line() {
         let flag = format!("`--{}`", argument.get_long().unwrap());
         let env = format!("`{}`", env.to_string_lossy());
         assert!(
-            README
+            OPERATIONS
                 .lines()
                 .any(|line| line.contains(&flag) && line.contains(&env)),
-            "README's configuration table lacks {flag} / {env}"
+            "OPERATIONS.md's configuration table lacks {flag} / {env}"
         );
     }
 }

@@ -1,8 +1,8 @@
 //! The second endpoint, rehearsed: a list of things with pagination and a thing by id, with a
 //! store behind them and the request context in their log lines. It exists only in the test
-//! build (never served, never in `openapi/v1.yaml`) and was written by following the README's
-//! recipe ("How to add an endpoint") and nothing else, to prove that the shared machinery is
-//! all a new endpoint needs. Its document (the API's with these two endpoints) is generated,
+//! build (never served, never in `openapi/v1.yaml`) and was written by following the recipe
+//! in CONTRIBUTING.md ("How to add an endpoint") and nothing else, to prove that the shared
+//! machinery is all a new endpoint needs. Its document (the API's with these two endpoints) is generated,
 //! linted by `scripts/lint-openapi` with the project's rules, and every response the tests
 //! below receive is checked against it, as ping's are against `openapi/v1.yaml`.
 
