@@ -21,6 +21,11 @@ use std::sync::{Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Unit;
+
 /// What the service does with a log line when the sink does not take lines as fast as they come.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum WhenStalled {
@@ -207,6 +212,36 @@ pub fn finish(within: Duration) {
     let deadline = Instant::now() + within;
     while !writer.is_finished() && queued_bytes() > 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The sink's series: the lines it dropped, by kind, and the bytes waiting for it.
+#[derive(Debug)]
+pub struct LogSinkCollector;
+
+impl Collector for LogSinkCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        let mut dropped = encoder.encode_descriptor(
+            "partner_api_log_lines_dropped",
+            "Log lines dropped because the log sink (stderr's reader) did not take them: the \
+             queue was full, or the write failed; by kind (access lines, other lines).",
+            None,
+            MetricType::Counter,
+        )?;
+        for kind in LineKind::ALL {
+            dropped
+                .encode_family(&[("kind", kind.as_str())])?
+                .encode_counter::<NoLabelSet, _, u64>(&dropped_total(kind), None)?;
+        }
+        encoder
+            .encode_descriptor(
+                "partner_api_log_queue",
+                "Bytes of log lines waiting for the log sink.",
+                Some(&Unit::Bytes),
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&(queued_bytes() as i64))?;
+        Ok(())
     }
 }
 

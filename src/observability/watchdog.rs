@@ -12,6 +12,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+
 /// How often a worker stamps its heartbeat.
 pub const BEAT: Duration = Duration::from_millis(250);
 
@@ -211,6 +215,33 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// The watchdog's series: how often a worker stalled, and how many are stalled now.
+#[derive(Debug)]
+pub struct WatchdogCollector(pub Watchdog);
+
+impl Collector for WatchdogCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        encoder
+            .encode_descriptor(
+                "partner_api_worker_stalls",
+                "Times an API worker made no progress for longer than the watchdog's \
+                 threshold (its /livez then answered 503).",
+                None,
+                MetricType::Counter,
+            )?
+            .encode_counter::<NoLabelSet, _, u64>(&self.0.stalls(), None)?;
+        encoder
+            .encode_descriptor(
+                "partner_api_workers_stalled",
+                "API workers making no progress now.",
+                None,
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&(self.0.stalled().len() as i64))?;
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! refusal, so the middleware, the headers and the 429 never learn which store answered.
 
 pub mod memory;
+pub mod metrics;
 pub mod redis;
 
 use std::cell::RefCell;

@@ -30,10 +30,12 @@ use crate::http::client::ClientResolver;
 use crate::http::extract::BodyLimit;
 use crate::http::routes::{ExtraRoutes, RouteTable, no_route};
 use crate::http::state::AppState;
+use crate::http::tls::metrics::CertificateCollector;
 use crate::http::tls::{CertificateStore, TlsError};
 use crate::observability::metrics::{Metrics, RouteLabels};
-use crate::observability::watchdog::Watchdog;
+use crate::observability::watchdog::{Watchdog, WatchdogCollector};
 use crate::rate_limit::RateLimits;
+use crate::rate_limit::metrics::RateLimitCollector;
 use crate::server::admin::{self, AdminState, Readiness};
 use crate::server::config::ServerConfig;
 
@@ -207,7 +209,14 @@ impl Application {
         watchdog.spawn_monitor();
         // Metrics are recorded only where a listener serves them.
         let metrics = admin_listener.as_ref().map(|_| {
-            Metrics::new(rate_limits.clone(), certificates.clone()).with_watchdog(watchdog.clone())
+            // Each part reports its own series (`Collector`s of their own).
+            let metrics = Metrics::new()
+                .with(RateLimitCollector(rate_limits.clone()))
+                .with(WatchdogCollector(watchdog.clone()));
+            match &certificates {
+                Some(store) => metrics.with(CertificateCollector(Arc::clone(store))),
+                None => metrics,
+            }
         });
         let settings = AppSettings {
             docs_base: docs_base.clone(),

@@ -2,7 +2,10 @@
 //! to a scraper that asks for it (as Prometheus does) and in the classic text format to
 //! everyone else (`exposition`). The client library is the Prometheus project's own
 //! `prometheus-client`: it writes OpenMetrics natively, and its `Collector` trait lets a scrape
-//! read values kept wherever the hot path keeps them.
+//! read values kept wherever the hot path keeps them. This module writes the requests' series;
+//! every other part writes its own through a collector of its own, handed over by the app
+//! factory ([`Metrics::with`]): the limiter (`rate_limit::metrics`), the certificate
+//! (`http::tls::metrics`), the watchdog and the log sink, then the process's.
 //!
 //! What one request pays, and why it is shared-nothing: each worker records its requests in
 //! cells of its own (a counter, a sum and the histogram's buckets, all relaxed atomics that only
@@ -46,12 +49,10 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
-use super::log_sink::{self, LineKind};
+use super::log_sink::LogSinkCollector;
 use super::process::ProcessCollector;
-use super::watchdog::Watchdog;
 use crate::http::routes::RouteIndex as TableIndex;
-use crate::http::tls::CertificateStore;
-use crate::rate_limit::{PolicyName, RateLimits};
+use crate::rate_limit::PolicyName;
 
 pub mod exposition;
 
@@ -99,9 +100,9 @@ struct Shared {
     head_series: Mutex<Vec<HeadSeries>>,
     /// Every worker's gauges.
     workers: Mutex<Vec<Arc<WorkerGauges>>>,
-    rate_limits: RateLimits,
-    certificates: Option<Arc<CertificateStore>>,
-    watchdog: Option<Watchdog>,
+    /// The series other parts keep for themselves (the limiter, the certificate, the
+    /// watchdog, the log sink), written after the requests' at each scrape.
+    collectors: Vec<Arc<dyn Collector>>,
 }
 
 #[derive(Debug)]
@@ -133,26 +134,32 @@ struct WorkerGauges {
     refusals: [AtomicU64; 2],
 }
 
+impl Default for Metrics {
+    fn default() -> Self {
+        Metrics::new()
+    }
+}
+
 impl Metrics {
-    /// Metrics reading the limiter's client count and, when serving HTTPS, the certificate.
-    pub fn new(rate_limits: RateLimits, certificates: Option<Arc<CertificateStore>>) -> Self {
+    /// The requests' metrics, with the log sink's and the process's.
+    pub fn new() -> Self {
         Metrics {
             shared: Arc::new(Shared {
                 series: Mutex::new(Vec::new()),
                 head_series: Mutex::new(Vec::new()),
                 workers: Mutex::new(Vec::new()),
-                rate_limits,
-                certificates,
-                watchdog: None,
+                collectors: vec![Arc::new(LogSinkCollector)],
             }),
         }
     }
 
-    /// The same metrics, reporting the watchdog's stalls too. Call before cloning.
-    pub fn with_watchdog(self, watchdog: Watchdog) -> Self {
+    /// The same metrics, with the series `collector` writes at each scrape: how a part of the
+    /// service (the limiter, the certificate, the watchdog) reports what it keeps, without
+    /// this module reaching into it. Call before cloning.
+    pub fn with(self, collector: impl Collector) -> Self {
         let mut shared =
             Arc::try_unwrap(self.shared).expect("called before the metrics are shared");
-        shared.watchdog = Some(watchdog);
+        shared.collectors.push(Arc::new(collector));
         Metrics {
             shared: Arc::new(shared),
         }
@@ -175,6 +182,10 @@ impl Metrics {
     pub fn render(&self, format: Exposition) -> String {
         let mut registry = Registry::default();
         registry.register_collector(Box::new(RequestCollector(Arc::clone(&self.shared))));
+        for collector in &self.shared.collectors {
+            registry.register_collector(Box::new(SharedCollector(Arc::clone(collector))));
+        }
+        registry.register_collector(Box::new(BuildCollector));
         registry.register_collector(Box::new(ProcessCollector));
         let mut text = String::with_capacity(16 * 1024);
         prometheus_client::encoding::text::encode(&mut text, &registry)
@@ -347,6 +358,14 @@ impl SeriesTotal {
         }
     }
 
+    /// Adds another total's counts: a status class's total is its statuses' summed.
+    fn merge(&mut self, other: &SeriesTotal) {
+        self.sum_micros += other.sum_micros;
+        for (sum, bucket) in self.buckets.iter_mut().zip(&other.buckets) {
+            *sum += bucket;
+        }
+    }
+
     /// The buckets with their upper `bounds`, each counted on its own (the encoder adds them
     /// up).
     fn with_bounds(&self, bounds: &[f64]) -> Vec<(f64, u64)> {
@@ -390,13 +409,6 @@ impl Collector for RequestCollector {
                 .or_default();
             total.add(&series.cells);
         }
-        let labels = |(route, method, status): &(Arc<str>, &'static str, u16)| {
-            [
-                ("route", route.to_string()),
-                ("method", (*method).to_owned()),
-                ("status", status.to_string()),
-            ]
-        };
 
         let mut family = encoder.encode_descriptor(
             "partner_api_http_requests",
@@ -404,82 +416,62 @@ impl Collector for RequestCollector {
             None,
             MetricType::Counter,
         )?;
-        for (key, total) in &totals {
-            let labels = labels(key);
+        for ((route, method, status), total) in &totals {
+            let labels = [
+                ("route", route.to_string()),
+                ("method", (*method).to_owned()),
+                ("status", status.to_string()),
+            ];
             family
                 .encode_family(&labels)?
                 .encode_counter::<NoLabelSet, _, u64>(&total.count(), None)?;
         }
 
-        let bounds: Vec<f64> = BUCKETS_MICROS
-            .iter()
-            .map(|micros| *micros as f64 / 1e6)
-            .chain([f64::INFINITY])
-            .collect();
         // The histogram by status class: see the module documentation.
         let mut by_class: BTreeMap<(Arc<str>, &'static str, &'static str), SeriesTotal> =
             BTreeMap::new();
         for ((route, method, status), total) in &totals {
-            let class = by_class
+            by_class
                 .entry((Arc::clone(route), method, status_class(*status)))
-                .or_default();
-            class.sum_micros += total.sum_micros;
-            for (sum, bucket) in class.buckets.iter_mut().zip(&total.buckets) {
-                *sum += bucket;
-            }
+                .or_default()
+                .merge(total);
         }
-        let mut family = encoder.encode_descriptor(
+        encode_histograms(
+            &mut encoder,
             "partner_api_http_request_duration",
             "Time from receiving a request's head to handing the last byte of its response to \
              the connection, by route template, method and status class.",
-            Some(&Unit::Seconds),
-            MetricType::Histogram,
+            by_class.iter().map(|((route, method, class), total)| {
+                let labels = vec![
+                    ("route", route.to_string()),
+                    ("method", (*method).to_owned()),
+                    ("status_class", (*class).to_owned()),
+                ];
+                (labels, total)
+            }),
         )?;
-        for ((route, method, class), total) in &by_class {
-            let labels = [
-                ("route", route.to_string()),
-                ("method", (*method).to_owned()),
-                ("status_class", (*class).to_owned()),
-            ];
-            family
-                .encode_family(&labels)?
-                .encode_histogram::<NoLabelSet>(
-                    total.sum_micros as f64 / 1e6,
-                    total.count(),
-                    &total.with_bounds(&bounds),
-                    None,
-                )?;
-        }
 
         let mut heads: BTreeMap<(Arc<str>, &'static str), SeriesTotal> = BTreeMap::new();
         for series in lock(&shared.head_series).iter() {
-            let total = heads
+            heads
                 .entry((Arc::clone(&series.route), series.method))
-                .or_default();
-            total.add(&series.cells);
+                .or_default()
+                .add(&series.cells);
         }
-        let mut family = encoder.encode_descriptor(
+        encode_histograms(
+            &mut encoder,
             "partner_api_http_response_head_duration",
             "Time from receiving a request's head to its response head being ready, by route \
              template and method: the service's own time, which a slow reader cannot stretch \
              (the latency objective's measure).",
-            Some(&Unit::Seconds),
-            MetricType::Histogram,
+            heads.iter().map(|((route, method), total)| {
+                let labels = vec![
+                    ("route", route.to_string()),
+                    ("method", (*method).to_owned()),
+                ];
+                (labels, total)
+            }),
         )?;
-        for ((route, method), total) in &heads {
-            let labels = [
-                ("route", route.to_string()),
-                ("method", (*method).to_owned()),
-            ];
-            family
-                .encode_family(&labels)?
-                .encode_histogram::<NoLabelSet>(
-                    total.sum_micros as f64 / 1e6,
-                    total.count(),
-                    &total.with_bounds(&bounds),
-                    None,
-                )?;
-        }
 
         let workers = lock(&shared.workers);
         let in_flight: i64 = workers
@@ -511,140 +503,53 @@ impl Collector for RequestCollector {
                 .encode_family(&[("policy", policy.as_str())])?
                 .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
         }
-        drop(workers);
+        Ok(())
+    }
+}
 
-        if let Some(watchdog) = &self.0.watchdog {
-            encoder
-                .encode_descriptor(
-                    "partner_api_worker_stalls",
-                    "Times an API worker made no progress for longer than the watchdog's \
-                     threshold (its /livez then answered 503).",
-                    None,
-                    MetricType::Counter,
-                )?
-                .encode_counter::<NoLabelSet, _, u64>(&watchdog.stalls(), None)?;
-            encoder
-                .encode_descriptor(
-                    "partner_api_workers_stalled",
-                    "API workers making no progress now.",
-                    None,
-                    MetricType::Gauge,
-                )?
-                .encode_gauge(&(watchdog.stalled().len() as i64))?;
-        }
-
-        let mut dropped = encoder.encode_descriptor(
-            "partner_api_log_lines_dropped",
-            "Log lines dropped because the log sink (stderr's reader) did not take them: the \
-             queue was full, or the write failed; by kind (access lines, other lines).",
-            None,
-            MetricType::Counter,
-        )?;
-        for kind in LineKind::ALL {
-            dropped
-                .encode_family(&[("kind", kind.as_str())])?
-                .encode_counter::<NoLabelSet, _, u64>(&log_sink::dropped_total(kind), None)?;
-        }
-        encoder
-            .encode_descriptor(
-                "partner_api_log_queue",
-                "Bytes of log lines waiting for the log sink.",
-                Some(&Unit::Bytes),
-                MetricType::Gauge,
-            )?
-            .encode_gauge(&(log_sink::queued_bytes() as i64))?;
-
-        let mut tracked = encoder.encode_descriptor(
-            "partner_api_rate_limit_tracked_clients",
-            "Clients the in-process limiter keeps state for, by policy (with the Redis store: its fallback).",
-            None,
-            MetricType::Gauge,
-        )?;
-        for policy in PolicyName::ALL {
-            let clients = shared.rate_limits.tracked_clients(policy) as i64;
-            tracked
-                .encode_family(&[("policy", policy.as_str())])?
-                .encode_gauge(&clients)?;
-        }
-
-        if let Some(store) = shared.rate_limits.store_counts() {
-            encoder
-                .encode_descriptor(
-                    "partner_api_rate_limit_store_up",
-                    "1 while decisions go to the shared store, 0 while the in-process limiter \
-                     decides instead.",
-                    None,
-                    MetricType::Gauge,
-                )?
-                .encode_gauge(&i64::from(store.up))?;
-            let mut decisions = encoder.encode_descriptor(
-                "partner_api_rate_limit_decisions",
-                "Rate-limit decisions by the store that made them: redis (shared), memory \
-                 (the fallback, per replica).",
+/// One histogram family, `name`, in seconds, with a series per labelled total.
+fn encode_histograms<'a>(
+    encoder: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    series: impl Iterator<Item = (Vec<(&'static str, String)>, &'a SeriesTotal)>,
+) -> std::fmt::Result {
+    let bounds: Vec<f64> = BUCKETS_MICROS
+        .iter()
+        .map(|micros| *micros as f64 / 1e6)
+        .chain([f64::INFINITY])
+        .collect();
+    let mut family =
+        encoder.encode_descriptor(name, help, Some(&Unit::Seconds), MetricType::Histogram)?;
+    for (labels, total) in series {
+        family
+            .encode_family(&labels)?
+            .encode_histogram::<NoLabelSet>(
+                total.sum_micros as f64 / 1e6,
+                total.count(),
+                &total.with_bounds(&bounds),
                 None,
-                MetricType::Counter,
             )?;
-            for (name, count) in [
-                ("redis", store.decided_shared),
-                ("memory", store.decided_locally),
-            ] {
-                decisions
-                    .encode_family(&[("store", name)])?
-                    .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
-            }
-            encoder
-                .encode_descriptor(
-                    "partner_api_rate_limit_store_errors",
-                    "Calls to the shared store that failed or timed out (each decided in-process).",
-                    None,
-                    MetricType::Counter,
-                )?
-                .encode_counter::<NoLabelSet, _, u64>(&store.errors, None)?;
-        }
+    }
+    Ok(())
+}
 
-        if let Some(store) = &shared.certificates {
-            let status = store.status();
-            if let Some(expires) = status.expires_at {
-                encoder
-                    .encode_descriptor(
-                        "partner_api_tls_certificate_expiry_timestamp",
-                        "When the certificate in use expires (its notAfter), as a Unix time.",
-                        Some(&Unit::Seconds),
-                        MetricType::Gauge,
-                    )?
-                    .encode_gauge(&expires)?;
-            }
-            encoder
-                .encode_descriptor(
-                    "partner_api_tls_certificate_loaded_timestamp",
-                    "When the certificate in use was loaded (at start or by a reload), as a \
-                     Unix time.",
-                    Some(&Unit::Seconds),
-                    MetricType::Gauge,
-                )?
-                .encode_gauge(&status.loaded_at)?;
-            encoder
-                .encode_descriptor(
-                    "partner_api_tls_certificate_reload_refused_timestamp",
-                    "When a reload was last refused (the old certificate stayed), as a Unix \
-                     time; 0 if never.",
-                    Some(&Unit::Seconds),
-                    MetricType::Gauge,
-                )?
-                .encode_gauge(&status.refused_at.unwrap_or(0))?;
-            let mut reloads = encoder.encode_descriptor(
-                "partner_api_tls_certificate_reloads",
-                "Certificate reloads since start, by outcome.",
-                None,
-                MetricType::Counter,
-            )?;
-            for (outcome, count) in [("loaded", status.reloaded), ("refused", status.refused)] {
-                reloads
-                    .encode_family(&[("outcome", outcome)])?
-                    .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
-            }
-        }
+/// A collector kept by [`Metrics`] and lent to each scrape's registry.
+#[derive(Debug)]
+struct SharedCollector(Arc<dyn Collector>);
 
+impl Collector for SharedCollector {
+    fn encode(&self, encoder: DescriptorEncoder) -> std::fmt::Result {
+        self.0.encode(encoder)
+    }
+}
+
+/// The running build and the scrape's time, written last.
+#[derive(Debug)]
+struct BuildCollector;
+
+impl Collector for BuildCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
         encoder
             .encode_descriptor(
                 "partner_api_build",
@@ -701,7 +606,7 @@ mod tests {
     /// The label sets stay fixed whatever paths and methods a client invents.
     #[test]
     fn a_hundred_thousand_distinct_paths_make_one_series() {
-        let metrics = Metrics::new(RateLimits::new(None), None);
+        let metrics = Metrics::new();
         let worker = Rc::new(metrics.for_worker(routes()));
         let brew = Method::from_bytes(b"BREW").unwrap();
         for n in 0..100_000u32 {
@@ -733,7 +638,7 @@ mod tests {
 
     #[test]
     fn durations_fall_in_their_buckets() {
-        let metrics = Metrics::new(RateLimits::new(None), None);
+        let metrics = Metrics::new();
         let worker = Rc::new(metrics.for_worker(routes()));
         let route = worker.route(table().find("/v1/ping"), "/v1/ping");
         for micros in [40, 100, 101, 20_000_000] {
@@ -761,7 +666,7 @@ mod tests {
 
     #[test]
     fn in_flight_and_refusals_add_up_over_workers() {
-        let metrics = Metrics::new(RateLimits::new(None), None);
+        let metrics = Metrics::new();
         let first = Rc::new(metrics.for_worker(routes()));
         let second = Rc::new(metrics.for_worker(routes()));
         let held = [first.in_flight(), second.in_flight(), second.in_flight()];

@@ -7,6 +7,8 @@
 //! a log line and the old one stays in use. The store keeps what the metrics report: when the
 //! certificate in use expires, when it was loaded, and when a reload was last refused.
 
+pub mod metrics;
+
 use std::fmt;
 use std::fs;
 use std::path::{Path, PathBuf};

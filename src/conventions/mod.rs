@@ -1,0 +1,387 @@
+//! The request conventions every response follows, as one middleware around the whole app
+//! (`mod.rs`): it gives each request a fresh id and decides the request's one view
+//! (`http::view`: the path as the router decodes it, its route, the client) before anything
+//! else, then checks the rate limit of that view (a refused request is answered here, without
+//! routing), answers a request no route took with the 404, or the 405 with `Allow`, of its
+//! view, catches a panicking handler (500 `internal_error`, the panic logged with the id, the
+//! worker unharmed) and polls the handler with its request context current. Each of its other
+//! jobs is a file of its own:
+//!
+//! - `origin.rs`: where `doc_url` in error bodies points;
+//! - `header_limits.rs`: how many header fields, and bytes of them, a request may have;
+//! - `shaping.rs`: every error (an `ApiError`, an actix-web extractor or payload error, a bare
+//!   status from a middleware, the HTTP layer's own rejections) as the contract's JSON error
+//!   object, and the headers every response carries (`Service-Request-Id`,
+//!   `Cache-Control: no-store`, `X-Content-Type-Options: nosniff`, the quota fields);
+//! - `recording.rs`: the access line (with the trace id of a well-formed `traceparent`) and
+//!   the request's metrics, both once the response's last byte has been handed to the
+//!   connection (`Recorded`), so durations cover the body a slow reader takes its time over.
+//!
+//! One middleware, not one per job: the jobs share what the first one decides (the id, the
+//! view, the quota), and each actix-web middleware boxes its future per request. Measured
+//! under callgrind (BENCHMARKS.md, "Instructions per request"), a heap allocation and its free
+//! cost about 220 instructions here (the request context kept in the request's extensions
+//! cost 1,039 for three), so four more layers would add about 900 to the 20,590 a ping
+//! costs, 4%: more than the 1% an optimisation must save to stay. A new endpoint gets all of
+//! this by being registered.
+
+mod header_limits;
+mod origin;
+mod recording;
+mod shaping;
+
+pub use header_limits::HeaderLimits;
+pub use origin::DocsBase;
+pub use recording::Recorded;
+pub use shaping::http_layer_rejection;
+pub(crate) use shaping::set_convention_headers;
+use std::future::{Ready, ready};
+use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Instant;
+
+use actix_web::Error;
+use actix_web::body::{BoxBody, EitherBody, MessageBody};
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
+use actix_web::error::InternalError;
+use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::uri::Uri;
+use futures_util::FutureExt;
+use futures_util::future::{Either, LocalBoxFuture};
+
+use self::recording::Answered;
+use self::shaping::{api_error_for_response, api_error_from, panic_message};
+use crate::errors::{ApiError, Rendered};
+use crate::http::client::ClientResolver;
+use crate::http::context::{InContext, RequestContext};
+use crate::http::routes::RouteTable;
+use crate::http::view::RequestView;
+use crate::observability::logging;
+use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
+use crate::observability::trace_context::TraceId;
+use crate::rate_limit::{Check, QuotaFields, RateLimits, Refusal, WorkerLimits};
+use crate::request_id::RequestId;
+
+/// Response header carrying the request id.
+pub const SERVICE_REQUEST_ID: HeaderName = HeaderName::from_static("service-request-id");
+
+/// The middleware factory; see the module documentation.
+#[derive(Clone)]
+pub struct RequestConventions {
+    docs_base: DocsBase,
+    header_limits: HeaderLimits,
+    clients: ClientResolver,
+    routes: Arc<RouteTable>,
+    rate_limits: RateLimits,
+    hsts: Option<HeaderValue>,
+    /// The metrics, when an admin listener serves them, and the route labels to use.
+    metrics: Option<(Metrics, RouteLabels)>,
+}
+
+impl RequestConventions {
+    /// `routes` is every route the app serves; `hsts` is the `Strict-Transport-Security` value
+    /// to send, when serving HTTPS.
+    pub fn new(
+        docs_base: DocsBase,
+        header_limits: HeaderLimits,
+        clients: ClientResolver,
+        routes: Arc<RouteTable>,
+        rate_limits: RateLimits,
+        hsts: Option<HeaderValue>,
+        metrics: Option<(Metrics, RouteLabels)>,
+    ) -> Self {
+        RequestConventions {
+            docs_base,
+            header_limits,
+            clients,
+            routes,
+            rate_limits,
+            hsts,
+            metrics,
+        }
+    }
+}
+
+impl<S, B> Transform<S, ServiceRequest> for RequestConventions
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + Unpin + 'static,
+{
+    type Response = ServiceResponse<Recorded<EitherBody<B, BoxBody>>>;
+    type Error = Error;
+    type Transform = RequestConventionsMiddleware<S>;
+    type InitError = ();
+    type Future = Ready<Result<Self::Transform, Self::InitError>>;
+
+    fn new_transform(&self, service: S) -> Self::Future {
+        ready(Ok(RequestConventionsMiddleware {
+            service: Rc::new(service),
+            parts: Rc::new(Parts {
+                docs_base: self.docs_base.clone(),
+                header_limits: self.header_limits,
+                clients: self.clients.clone(),
+                routes: Arc::clone(&self.routes),
+                // Built here, on the worker: a shared store is reached through a
+                // connection of the worker's own.
+                rate_limits: self.rate_limits.for_worker(),
+                hsts: self.hsts.clone(),
+                // Built here, on the worker: each worker records into cells of its own.
+                metrics: self
+                    .metrics
+                    .as_ref()
+                    .map(|(metrics, routes)| Rc::new(metrics.for_worker(routes.clone()))),
+            }),
+        }))
+    }
+}
+
+pub struct RequestConventionsMiddleware<S> {
+    service: Rc<S>,
+    parts: Rc<Parts>,
+}
+
+/// What the middleware of one worker works with.
+struct Parts {
+    docs_base: DocsBase,
+    header_limits: HeaderLimits,
+    clients: ClientResolver,
+    routes: Arc<RouteTable>,
+    rate_limits: WorkerLimits,
+    hsts: Option<HeaderValue>,
+    metrics: Option<Rc<WorkerMetrics>>,
+}
+
+type Answer<B> = Result<ServiceResponse<Recorded<EitherBody<B, BoxBody>>>, Error>;
+
+impl<S, B> Service<ServiceRequest> for RequestConventionsMiddleware<S>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + Unpin + 'static,
+{
+    type Response = ServiceResponse<Recorded<EitherBody<B, BoxBody>>>;
+    type Error = Error;
+    type Future = Either<Ready<Answer<B>>, LocalBoxFuture<'static, Answer<B>>>;
+
+    forward_ready!(service);
+
+    fn call(&self, request: ServiceRequest) -> Self::Future {
+        let started = Instant::now();
+        let request_id = RequestId::generate();
+        // The one view of this request, decided here and read by everything below.
+        let view = RequestView::of(&request, &self.parts.routes, &self.parts.clients);
+        match self.parts.rate_limits.check(&view) {
+            Check::Decided(Ok(quota)) => Either::Right(serve(
+                Rc::clone(&self.service),
+                Rc::clone(&self.parts),
+                request,
+                view,
+                request_id,
+                quota,
+                started,
+            )),
+            Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self
+                .parts
+                .refuse(request, view, request_id, refusal, started)))),
+            // The shared store answers asynchronously; the request waits for it.
+            Check::Pending(decision) => {
+                let (service, parts) = (Rc::clone(&self.service), Rc::clone(&self.parts));
+                Either::Right(Box::pin(async move {
+                    match decision.await {
+                        Ok(quota) => {
+                            serve(service, parts, request, view, request_id, quota, started).await
+                        }
+                        Err(refusal) => {
+                            Ok(parts.refuse(request, view, request_id, refusal, started))
+                        }
+                    }
+                }))
+            }
+        }
+    }
+}
+
+/// Routes an admitted request and finishes its answer: errors in the contract's shape, the
+/// convention headers, the access line and the metrics.
+fn serve<S, B>(
+    service: Rc<S>,
+    parts: Rc<Parts>,
+    request: ServiceRequest,
+    view: RequestView,
+    request_id: RequestId,
+    quota: Option<QuotaFields>,
+    started: Instant,
+) -> LocalBoxFuture<'static, Answer<B>>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + Unpin + 'static,
+{
+    // What the access log and a panic's answer need besides the view, taken now: the request
+    // itself moves into the router, which needs sole ownership of it.
+    let line = RequestLine {
+        view,
+        host_header: request.headers().get(header::HOST).cloned(),
+        trace_id: trace_id_to_log(&request),
+    };
+    let too_large = parts.header_limits.check(request.headers());
+    // What the handler and the code it calls know of the request (`http::context`).
+    let context = RequestContext::new(
+        request_id,
+        line.view.client(),
+        line.view
+            .route()
+            .map(|route| Arc::clone(parts.routes.template(route))),
+    );
+    Box::pin(async move {
+        let in_flight = parts.metrics.as_ref().map(|metrics| metrics.in_flight());
+        let hsts = parts.hsts.clone();
+        // The inner call is made inside the guarded future so that a panic in its
+        // synchronous part (routing) is caught as well. A request over the header limits is
+        // not routed.
+        let outcome = match too_large {
+            Some(error) => Ok(Err(error.into())),
+            None => {
+                // Polled with its context current, so the handler's log lines carry the id.
+                AssertUnwindSafe(InContext::new(context, async move {
+                    service.call(request).await
+                }))
+                .catch_unwind()
+                .await
+            }
+        };
+        let failure = match outcome {
+            Ok(Ok(response)) => {
+                let mut response = if response.status().as_u16() < 400 {
+                    response.map_into_left_body()
+                } else {
+                    let rendered =
+                        api_error_for_response(&response, &line.view, &parts.routes, &request_id)
+                            .rendered(&request_id, parts.docs_base.resolve(line.host()));
+                    let (request, original) = response.into_parts();
+                    ServiceResponse::new(request, rendered.into_response(original))
+                        .map_into_right_body()
+                };
+                set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
+                let answered = Answered {
+                    metrics: parts.metrics.clone(),
+                    in_flight,
+                    status: response.status(),
+                    request_id,
+                    view: line.view,
+                    trace_id: line.trace_id,
+                    started,
+                }
+                .head_ready(&parts.routes);
+                return Ok(response.map_body(|_, body| Recorded::new(body, answered)));
+            }
+            Ok(Err(error)) => {
+                let status = error.as_response_error().status_code();
+                api_error_from(&error, status, &request_id).into_owned()
+            }
+            Err(panic) => {
+                let message = panic_message(panic.as_ref());
+                log::error!(
+                    "{request_id} handler panicked on {} {}: {message}",
+                    line.view.method(),
+                    crate::http::view::path_for_log(line.view.path())
+                );
+                ApiError::internal(message)
+            }
+        };
+        // The request is gone (consumed by a failing service or dropped by the unwind), so
+        // the answer travels as an error carrying its finished response.
+        let mut response = failure.to_response(&request_id, parts.docs_base.resolve(line.host()));
+        set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
+        let answered = Answered {
+            metrics: parts.metrics.clone(),
+            in_flight,
+            status: response.status(),
+            request_id,
+            view: line.view,
+            trace_id: line.trace_id,
+            started,
+        }
+        .head_ready(&parts.routes);
+        let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
+        Err(InternalError::from_response(failure, response).into())
+    })
+}
+
+impl Parts {
+    /// The 429 for a request over its limit, finished here: it needs nothing the router or
+    /// a handler would add, and nothing kept for later.
+    fn refuse<B>(
+        &self,
+        request: ServiceRequest,
+        view: RequestView,
+        request_id: RequestId,
+        refusal: Refusal,
+        started: Instant,
+    ) -> ServiceResponse<Recorded<EitherBody<B, BoxBody>>> {
+        if let Some(metrics) = &self.metrics {
+            metrics.refused(refusal.policy);
+        }
+        let docs = self.docs_base.resolve(request_host(
+            request.headers().get(header::HOST),
+            request.uri(),
+        ));
+        let mut response =
+            Rendered::rate_limited(refusal.retry_after_secs, &request_id, docs).into_new_response();
+        set_convention_headers(
+            response.headers_mut(),
+            &request_id,
+            self.hsts.clone(),
+            Some(refusal.quota),
+        );
+        // Recorded now, not when its body is done: a refusal's body is a few hundred bytes
+        // handed over in one piece, and a flood of refusals is what the limiter exists to
+        // make cheap (`scripts/soak panics` holds it to the cost of plain pings).
+        drop(
+            Answered {
+                metrics: self.metrics.clone(),
+                in_flight: None,
+                status: response.status(),
+                trace_id: trace_id_to_log(&request),
+                request_id,
+                view,
+                started,
+            }
+            .head_ready(&self.routes),
+        );
+        request
+            .into_response(response)
+            .map_into_right_body()
+            .map_body(|_, body| Recorded::already(body))
+    }
+}
+
+/// The host the client addressed. HTTP/2 sends it as `:authority`, which lands in the URI,
+/// not in `Host`.
+fn request_host<'a>(host_header: Option<&'a HeaderValue>, uri: &'a Uri) -> Option<&'a [u8]> {
+    match host_header {
+        Some(host) => Some(host.as_bytes()),
+        None => Some(uri.authority()?.as_str().as_bytes()),
+    }
+}
+
+/// The partner's trace id, when the access line will be written and names it.
+fn trace_id_to_log(request: &ServiceRequest) -> Option<TraceId> {
+    if logging::access_log_enabled() {
+        TraceId::of(request.headers())
+    } else {
+        None
+    }
+}
+
+/// What is kept of a request for its log line and for answering it after a failure.
+struct RequestLine {
+    view: RequestView,
+    host_header: Option<HeaderValue>,
+    trace_id: Option<TraceId>,
+}
+
+impl RequestLine {
+    fn host(&self) -> Option<&[u8]> {
+        request_host(self.host_header.as_ref(), self.view.uri())
+    }
+}

@@ -1,0 +1,88 @@
+//! Where `doc_url` in error bodies points: a configured origin, or the origin the client
+//! addressed when it is a plain host, else the address the service listens on.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use crate::errors::DocsOrigin;
+
+/// Where `doc_url` in error bodies points.
+#[derive(Clone, Debug)]
+pub enum DocsBase {
+    /// A configured origin (and optional path prefix), without a trailing slash.
+    Fixed { base: Arc<str> },
+    /// The origin the client addressed: `scheme://<Host header>`, or the listening address
+    /// when the request has no usable `Host`.
+    OwnOrigin {
+        /// `http://` or `https://`.
+        scheme_prefix: &'static str,
+        /// `<scheme>://<listening address>`, written once.
+        listening: Arc<str>,
+    },
+}
+
+impl DocsBase {
+    /// A configured origin.
+    pub fn fixed(base: Arc<str>) -> DocsBase {
+        DocsBase::Fixed { base }
+    }
+
+    /// The client's view of this server: `scheme` (`http` or `https`) and the bound address.
+    pub fn own_origin(scheme: &'static str, local_addr: SocketAddr) -> DocsBase {
+        DocsBase::OwnOrigin {
+            scheme_prefix: if scheme == "https" {
+                "https://"
+            } else {
+                "http://"
+            },
+            listening: format!("{scheme}://{local_addr}").into(),
+        }
+    }
+
+    /// The origin for a request addressed to `host` (its `Host`, or HTTP/2's `:authority`),
+    /// borrowed in pieces: a flood of error responses allocates nothing for it.
+    pub(crate) fn resolve<'a>(&'a self, host: Option<&'a [u8]>) -> DocsOrigin<'a> {
+        match self {
+            DocsBase::Fixed { base } => DocsOrigin::from_parts(base, ""),
+            DocsBase::OwnOrigin {
+                scheme_prefix,
+                listening,
+            } => {
+                // Only a plain host[:port] is echoed; anything else falls back to our address.
+                let host = host
+                    .filter(|host| {
+                        !host.is_empty()
+                            && host
+                                .iter()
+                                .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(byte))
+                    })
+                    .and_then(|host| std::str::from_utf8(host).ok());
+                match host {
+                    Some(host) => DocsOrigin::from_parts(scheme_prefix, host),
+                    None => DocsOrigin::from_parts(listening, ""),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_origin_follows_a_valid_host_header_only() {
+        let base = DocsBase::own_origin("http", "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(
+            base.resolve(Some(b"api.example.test:8443")).to_string(),
+            "http://api.example.test:8443"
+        );
+        assert_eq!(
+            base.resolve(Some(b"evil.test/path?x")).to_string(),
+            "http://127.0.0.1:8080"
+        );
+        assert_eq!(base.resolve(None).to_string(), "http://127.0.0.1:8080");
+        let base = DocsBase::own_origin("https", "[::1]:8443".parse().unwrap());
+        assert_eq!(base.resolve(None).to_string(), "https://[::1]:8443");
+    }
+}

@@ -1,0 +1,69 @@
+//! The limiter's own series, written at each scrape from what it keeps: how many clients the
+//! in-process limiter tracks and, with the shared store, whether the store is up, who decided
+//! and how often it failed. The refusals are counted where they are answered (the request
+//! metrics), since every refusal is a response.
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
+use prometheus_client::metrics::MetricType;
+
+use super::{PolicyName, RateLimits};
+
+/// The limiter's series; see the module documentation.
+#[derive(Debug)]
+pub struct RateLimitCollector(pub RateLimits);
+
+impl Collector for RateLimitCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        let limits = &self.0;
+        let mut tracked = encoder.encode_descriptor(
+            "partner_api_rate_limit_tracked_clients",
+            "Clients the in-process limiter keeps state for, by policy (with the Redis store: its fallback).",
+            None,
+            MetricType::Gauge,
+        )?;
+        for policy in PolicyName::ALL {
+            let clients = limits.tracked_clients(policy) as i64;
+            tracked
+                .encode_family(&[("policy", policy.as_str())])?
+                .encode_gauge(&clients)?;
+        }
+
+        let Some(store) = limits.store_counts() else {
+            return Ok(());
+        };
+        encoder
+            .encode_descriptor(
+                "partner_api_rate_limit_store_up",
+                "1 while decisions go to the shared store, 0 while the in-process limiter \
+                 decides instead.",
+                None,
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&i64::from(store.up))?;
+        let mut decisions = encoder.encode_descriptor(
+            "partner_api_rate_limit_decisions",
+            "Rate-limit decisions by the store that made them: redis (shared), memory \
+             (the fallback, per replica).",
+            None,
+            MetricType::Counter,
+        )?;
+        for (name, count) in [
+            ("redis", store.decided_shared),
+            ("memory", store.decided_locally),
+        ] {
+            decisions
+                .encode_family(&[("store", name)])?
+                .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+        }
+        encoder
+            .encode_descriptor(
+                "partner_api_rate_limit_store_errors",
+                "Calls to the shared store that failed or timed out (each decided in-process).",
+                None,
+                MetricType::Counter,
+            )?
+            .encode_counter::<NoLabelSet, _, u64>(&store.errors, None)?;
+        Ok(())
+    }
+}
