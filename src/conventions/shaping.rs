@@ -109,7 +109,7 @@ pub(super) fn api_error_for_response<'a, B>(
 /// service can send has a row (a test holds that); a status without one is a gap in the
 /// catalogue: logged as an error, and answered with its own status, never rewritten, and the
 /// code of its class.
-pub(super) fn catalogue_code(status: StatusCode, request_id: &RequestId) -> ErrorCode {
+fn catalogue_code(status: StatusCode, request_id: &RequestId) -> ErrorCode {
     ErrorCode::for_status(status).unwrap_or_else(|| {
         log::error!(
             "{request_id} status {status} has no row in the error catalogue; answered with that \
@@ -121,7 +121,7 @@ pub(super) fn catalogue_code(status: StatusCode, request_id: &RequestId) -> Erro
 
 /// Whole seconds to wait, from a middleware's `Retry-After` (or actix-governor's
 /// `x-ratelimit-after`), never less than 1.
-pub(super) fn retry_after_secs(headers: &header::HeaderMap) -> u64 {
+fn retry_after_secs(headers: &header::HeaderMap) -> u64 {
     [
         header::RETRY_AFTER,
         HeaderName::from_static("x-ratelimit-after"),

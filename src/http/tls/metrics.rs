@@ -1,6 +1,6 @@
 //! The certificate's series, written at each scrape from the store's status: when the
-//! certificate in use expires and was loaded, and how its reloads went, so that an alert
-//! fires before it expires and after a reload is refused.
+//! certificate in use expires (what the expiry alert reads) and was loaded, and how its
+//! reloads went.
 
 use std::sync::Arc;
 

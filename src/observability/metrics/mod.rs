@@ -3,9 +3,10 @@
 //! everyone else (`exposition`). The client library is the Prometheus project's own
 //! `prometheus-client`: it writes OpenMetrics natively, and its `Collector` trait lets a scrape
 //! read values kept wherever the hot path keeps them. This module writes the requests' series;
-//! every other part writes its own through a collector of its own, handed over by the app
-//! factory ([`Metrics::with`]): the limiter (`rate_limit::metrics`), the certificate
-//! (`http::tls::metrics`), the watchdog and the log sink, then the process's.
+//! every other part writes its own through a collector of its own, handed over where the
+//! server is built (`Application::build_with`, with [`Metrics::with`]): after the requests'
+//! series come the log sink's, the limiter's (`rate_limit::metrics`), the watchdog's, the
+//! certificate's (`http::tls::metrics`), the build's and the process's.
 //!
 //! What one request pays, and why it is shared-nothing: each worker records its requests in
 //! cells of its own (a counter, a sum and the histogram's buckets, all relaxed atomics that only
@@ -100,8 +101,8 @@ struct Shared {
     head_series: Mutex<Vec<HeadSeries>>,
     /// Every worker's gauges.
     workers: Mutex<Vec<Arc<WorkerGauges>>>,
-    /// The series other parts keep for themselves (the limiter, the certificate, the
-    /// watchdog, the log sink), written after the requests' at each scrape.
+    /// The series other parts keep for themselves (the log sink, the limiter, the watchdog,
+    /// the certificate), written after the requests', in this order, at each scrape.
     collectors: Vec<Arc<dyn Collector>>,
 }
 
