@@ -45,7 +45,8 @@ use actix_web::Error;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::error::InternalError;
-use actix_web::http::header::{self, HeaderName, HeaderValue};
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use actix_web::http::uri::Uri;
 use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
@@ -249,6 +250,21 @@ where
                 .await
             }
         };
+        // What both ways of answering end with: the convention headers, and what will be
+        // recorded of the request once its answer is sent.
+        let finish = |headers: &mut HeaderMap, status: StatusCode, line: RequestLine| {
+            set_convention_headers(headers, &request_id, hsts, quota);
+            Answered {
+                metrics: parts.metrics.clone(),
+                in_flight,
+                status,
+                request_id,
+                view: line.view,
+                trace_id: line.trace_id,
+                started,
+            }
+            .head_ready(&parts.routes)
+        };
         let failure = match outcome {
             Ok(Ok(response)) => {
                 let mut response = if response.status().as_u16() < 400 {
@@ -261,17 +277,8 @@ where
                     ServiceResponse::new(request, rendered.into_response(original))
                         .map_into_right_body()
                 };
-                set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
-                let answered = Answered {
-                    metrics: parts.metrics.clone(),
-                    in_flight,
-                    status: response.status(),
-                    request_id,
-                    view: line.view,
-                    trace_id: line.trace_id,
-                    started,
-                }
-                .head_ready(&parts.routes);
+                let status = response.status();
+                let answered = finish(response.headers_mut(), status, line);
                 return Ok(response.map_body(|_, body| Recorded::new(body, answered)));
             }
             Ok(Err(error)) => {
@@ -291,17 +298,8 @@ where
         // The request is gone (consumed by a failing service or dropped by the unwind), so
         // the answer travels as an error carrying its finished response.
         let mut response = failure.to_response(&request_id, parts.docs_base.resolve(line.host()));
-        set_convention_headers(response.headers_mut(), &request_id, hsts, quota);
-        let answered = Answered {
-            metrics: parts.metrics.clone(),
-            in_flight,
-            status: response.status(),
-            request_id,
-            view: line.view,
-            trace_id: line.trace_id,
-            started,
-        }
-        .head_ready(&parts.routes);
+        let status = response.status();
+        let answered = finish(response.headers_mut(), status, line);
         let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
         Err(InternalError::from_response(failure, response).into())
     })
