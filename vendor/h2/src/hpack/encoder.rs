@@ -4,10 +4,20 @@ use super::{huffman, Header};
 use bytes::{BufMut, BytesMut};
 use http::header::{HeaderName, HeaderValue};
 
+const DEFAULT_MAX_ALLOWED_SIZE: usize = 4 * 1024;
+
 #[derive(Debug)]
 pub struct Encoder {
     table: Table,
+    max_allowed_size: usize,
     size_update: Option<SizeUpdate>,
+    /// Reusable buffer for the encoded header block of a single frame.
+    ///
+    /// A header block only has to live until it is copied into the
+    /// connection write buffer, so the buffer that holds it can be reused
+    /// across frames instead of being allocated and freed per frame. See
+    /// `take_scratch` / `return_scratch`.
+    scratch: BytesMut,
 }
 
 #[derive(Debug, Copy, Clone, Eq, PartialEq)]
@@ -18,16 +28,46 @@ enum SizeUpdate {
 
 impl Encoder {
     pub fn new(max_size: usize, capacity: usize) -> Encoder {
+        let max_size = max_size.min(DEFAULT_MAX_ALLOWED_SIZE);
+
         Encoder {
             table: Table::new(max_size, capacity),
+            max_allowed_size: DEFAULT_MAX_ALLOWED_SIZE,
             size_update: None,
+            scratch: BytesMut::new(),
         }
+    }
+
+    #[cfg(test)]
+    fn set_max_allowed_size(&mut self, max: usize) {
+        self.max_allowed_size = max;
+
+        if self.table.max_size() > max {
+            self.update_max_size(max);
+        }
+    }
+
+    /// Takes the reusable buffer for one header-block encode.
+    ///
+    /// The buffer is returned by `return_scratch` once the encoded block has
+    /// been copied into the write buffer. If it is not returned - the
+    /// CONTINUATION path keeps it, since the remainder is still needed - the
+    /// next call simply starts from a fresh buffer.
+    pub(crate) fn take_scratch(&mut self) -> BytesMut {
+        std::mem::take(&mut self.scratch)
+    }
+
+    /// Returns a fully-written header block buffer for reuse.
+    pub(crate) fn return_scratch(&mut self, scratch: BytesMut) {
+        self.scratch = scratch;
     }
 
     /// Queues a max size update.
     ///
     /// The next call to `encode` will include a dynamic size update frame.
     pub fn update_max_size(&mut self, val: usize) {
+        let val = val.min(self.max_allowed_size);
+
         match self.size_update {
             Some(SizeUpdate::One(old)) => {
                 if val > old {
@@ -591,6 +631,7 @@ mod test {
         assert_eq!(Some(SizeUpdate::Two(0, 100)), encoder.size_update);
 
         let mut encoder = Encoder::default();
+        encoder.set_max_allowed_size(8000);
         encoder.update_max_size(8000);
         assert_eq!(Some(SizeUpdate::One(8000)), encoder.size_update);
 
@@ -678,6 +719,7 @@ mod test {
     #[test]
     fn test_large_size_update() {
         let mut encoder = Encoder::default();
+        encoder.set_max_allowed_size(usize::MAX);
 
         encoder.update_max_size(1912930560);
         assert_eq!(Some(SizeUpdate::One(1912930560)), encoder.size_update);
@@ -685,6 +727,22 @@ mod test {
         let mut dst = BytesMut::with_capacity(6);
         encoder.encode_size_updates(&mut dst);
         assert_eq!([63, 225, 129, 148, 144, 7], &dst[..]);
+    }
+
+    #[test]
+    fn test_large_size_update_is_capped() {
+        let mut encoder = Encoder::new(0, 0);
+
+        encoder.update_max_size(1912930560);
+        assert_eq!(
+            Some(SizeUpdate::One(DEFAULT_MAX_ALLOWED_SIZE)),
+            encoder.size_update
+        );
+
+        let mut dst = BytesMut::with_capacity(3);
+        encoder.encode_size_updates(&mut dst);
+        assert_eq!([63, 225, 31], &dst[..]);
+        assert_eq!(DEFAULT_MAX_ALLOWED_SIZE, encoder.table.max_size());
     }
 
     #[test]
