@@ -33,6 +33,12 @@ async fn h2_connect(
     h2::client::SendRequest<bytes::Bytes>,
     h2::client::Connection<tokio_rustls::client::TlsStream<TcpStream>, bytes::Bytes>,
 ) {
+    h2::client::handshake(h2_tls(pki, app).await).await.unwrap()
+}
+
+/// A TLS connection to `app` that has agreed on HTTP/2 by ALPN, for a client of the `h2` crate
+/// or for frames written by hand.
+async fn h2_tls(pki: &TestPki, app: &TestApp) -> tokio_rustls::client::TlsStream<TcpStream> {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(CertificateDer::from_pem_file(&pki.ca_path).unwrap())
@@ -51,7 +57,7 @@ async fn h2_connect(
         .await
         .unwrap();
     assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
-    h2::client::handshake(tls).await.unwrap()
+    tls
 }
 
 fn ping_request(app: &TestApp) -> http::Request<()> {
@@ -99,6 +105,89 @@ async fn an_operator_sets_the_stream_limit() {
     let (client, mut connection) = h2_connect(&pki, &app).await;
     let _client = ping_on(client, &mut connection, &app).await;
     assert_eq!(connection.max_concurrent_send_streams(), 7);
+}
+
+/// One HTTP/2 frame as it goes on the wire: the 9-byte head, then the payload.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut frame = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+    frame.extend([kind, flags]);
+    frame.extend(stream.to_be_bytes());
+    frame.extend(payload);
+    frame
+}
+
+/// The dynamic table size updates (RFC 7541, 6.3) that open an HPACK header block.
+fn table_size_updates(mut block: &[u8]) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    while let Some(&first) = block.first()
+        && first & 0b1110_0000 == 0b0010_0000
+    {
+        // An integer with a 5-bit prefix (RFC 7541, 5.1).
+        let (mut size, mut shift, mut used) = (u64::from(first & 0x1f), 0, 1);
+        if size == 0x1f {
+            loop {
+                let byte = block[used];
+                used += 1;
+                size += u64::from(byte & 0x7f) << shift;
+                shift += 7;
+                if byte & 0x80 == 0 {
+                    break;
+                }
+            }
+        }
+        sizes.push(size);
+        block = &block[used..];
+    }
+    sizes
+}
+
+#[actix_web::test]
+async fn a_clients_header_table_size_does_not_size_the_servers() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let pki = TestPki::new("h2-table-size");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    // The preface; SETTINGS with SETTINGS_HEADER_TABLE_SIZE (0x1) of 1 GiB; then
+    // `GET /v1/ping` on stream 1: `:method GET` and `:scheme https` from the static table,
+    // `:path` and `:authority` as literals that are not indexed (RFC 7541, 6.2.2).
+    let authority = format!("localhost:{}", app.local_addr.port());
+    let mut block = vec![0x82, 0x87, 0x04, 8];
+    block.extend(b"/v1/ping");
+    block.extend([0x01, authority.len() as u8]);
+    block.extend(authority.as_bytes());
+    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    wire.extend(frame(0x4, 0, 0, &[0, 1, 0x40, 0, 0, 0]));
+    wire.extend(frame(0x1, 0x4 | 0x1, 1, &block));
+    tls.write_all(&wire).await.unwrap();
+
+    // Frames until the response's HEADERS on stream 1; the SETTINGS are acknowledged as
+    // they come, which is when the server applies them.
+    let response_block = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let mut head = [0u8; 9];
+            tls.read_exact(&mut head).await.unwrap();
+            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let mut payload = vec![0u8; length];
+            tls.read_exact(&mut payload).await.unwrap();
+            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+            match (head[3], head[4]) {
+                (0x4, flags) if flags & 0x1 == 0 => {
+                    tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
+                }
+                (0x1, _) if stream == 1 => break payload,
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("no response within 10 s");
+
+    // Before, the server's table took the client's gigabyte, announced it, and kept every
+    // distinct field it sent for as long as the connection lived. Now it stays at HPACK's
+    // 4 KiB, which needs no announcement; the block starts with `:status 200` (index 8).
+    assert_eq!(table_size_updates(&response_block), Vec::<u64>::new());
+    assert_eq!(response_block[0], 0x88);
 }
 
 #[actix_web::test]
