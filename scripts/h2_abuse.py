@@ -8,6 +8,9 @@ hpack, so nothing in a client library holds back what an attacker would send):
   settings     100,000 SETTINGS frames whose ACKs are never read
   ping         100,000 PING frames whose ACKs are never read
   zero-window  a reader that opens a zero window and 128 streams for a 1.4 MB file, never reads
+  small-data   a stream's body sent as 200,000 empty DATA frames, then as 200,000 one-byte ones
+               (each frame cost the server about 60 bytes for the connection's life: 4.5 MB
+               on the wire held 30 MB)
 
 For each: the abusive connection must be refused or closed (RST_STREAM, GOAWAY, or the
 connection ended), and a well-behaved client on its own connection must be answered within
@@ -25,6 +28,7 @@ import time
 import hpack
 from hyperframe.frame import (
     ContinuationFrame,
+    DataFrame,
     Frame,
     GoAwayFrame,
     HeadersFrame,
@@ -36,6 +40,7 @@ from hyperframe.frame import (
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 REFUSED_STREAM = 0x7
 CANCEL = 0x8
+ENHANCE_YOUR_CALM = 0xb
 PROBE_BUDGET_SECONDS = 0.100
 
 
@@ -341,6 +346,37 @@ def attack_zero_window(port, probe, keep_alive):
     return "128 streams at a zero window; connection closed"
 
 
+def attack_small_data(port, probe, keep_alive):
+    outcomes = []
+    for size in (0, 1):
+        peer = Peer(port)
+        peer.frames_until(lambda f: isinstance(f, SettingsFrame), 5)
+        stream = peer.stream_id()
+        peer.send(HeadersFrame(stream, peer.request_block("/v1/ping"), flags=["END_HEADERS"]))
+        batch = DataFrame(stream, b"x" * size).serialize() * 1000
+        sent = 0
+        try:
+            peer.sock.settimeout(2)
+            while sent < 200_000:
+                peer.send_raw(batch)
+                sent += 1000
+                if sent % 50_000 == 0:
+                    probe.ping()
+        except (OSError, TimeoutError):
+            pass  # the server ended the connection
+        seen = peer.frames_until(lambda f: isinstance(f, GoAwayFrame), 5)
+        goaway = [f for f in seen if isinstance(f, GoAwayFrame)]
+        peer.close()
+        if goaway and goaway[0].error_code != ENHANCE_YOUR_CALM:
+            raise SystemExit(f"FAIL: small-data: GOAWAY with error code {goaway[0].error_code}")
+        if not goaway and not peer.closed:
+            raise SystemExit(f"FAIL: small-data: {sent} DATA frames of {size} bytes accepted, "
+                             "the connection still open")
+        outcomes.append(f"{size}-byte frames: {'GOAWAY ENHANCE_YOUR_CALM' if goaway else 'closed'}"
+                        f" after at most {sent:,}")
+    return "; ".join(outcomes)
+
+
 ATTACKS = {
     "streams": attack_streams,
     "headers": attack_headers,
@@ -349,6 +385,7 @@ ATTACKS = {
     "settings": attack_settings,
     "ping": attack_ping,
     "zero-window": attack_zero_window,
+    "small-data": attack_small_data,
 }
 
 

@@ -141,29 +141,35 @@ fn table_size_updates(mut block: &[u8]) -> Vec<u64> {
     sizes
 }
 
-#[actix_web::test]
-async fn a_clients_header_table_size_does_not_size_the_servers() {
+/// The HPACK block of the response to `GET /v1/ping` on a raw HTTP/2 connection that opens with
+/// one SETTINGS frame per entry of `header_table_sizes` (SETTINGS_HEADER_TABLE_SIZE, 0x1).
+async fn response_block_after_table_sizes(header_table_sizes: &[u32]) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     let pki = TestPki::new("h2-table-size");
     let app = tls_app_with(&pki, |_| {}).await;
     let mut tls = h2_tls(&pki, &app).await;
-    // The preface; SETTINGS with SETTINGS_HEADER_TABLE_SIZE (0x1) of 1 GiB; then
-    // `GET /v1/ping` on stream 1: `:method GET` and `:scheme https` from the static table,
-    // `:path` and `:authority` as literals that are not indexed (RFC 7541, 6.2.2).
+    // The preface, the SETTINGS, then `GET /v1/ping` on stream 1: `:method GET` and
+    // `:scheme https` from the static table, `:path` and `:authority` as literals that are not
+    // indexed (RFC 7541, 6.2.2).
     let authority = format!("localhost:{}", app.local_addr.port());
     let mut block = vec![0x82, 0x87, 0x04, 8];
     block.extend(b"/v1/ping");
     block.extend([0x01, authority.len() as u8]);
     block.extend(authority.as_bytes());
     let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    wire.extend(frame(0x4, 0, 0, &[0, 1, 0x40, 0, 0, 0]));
+    for size in header_table_sizes {
+        let mut setting = vec![0, 1];
+        setting.extend(size.to_be_bytes());
+        wire.extend(frame(0x4, 0, 0, &setting));
+    }
     wire.extend(frame(0x1, 0x4 | 0x1, 1, &block));
     tls.write_all(&wire).await.unwrap();
 
-    // Frames until the response's HEADERS on stream 1; the SETTINGS are acknowledged as
-    // they come, which is when the server applies them.
-    let response_block = tokio::time::timeout(Duration::from_secs(10), async {
+    // Frames until the response's HEADERS on stream 1, acknowledging the server's SETTINGS as
+    // a client must. The server applies each of the client's SETTINGS as it sends its ACK,
+    // before it reads the next frame, so all of them are applied before the request is read.
+    tokio::time::timeout(Duration::from_secs(10), async {
         loop {
             let mut head = [0u8; 9];
             tls.read_exact(&mut head).await.unwrap();
@@ -181,13 +187,23 @@ async fn a_clients_header_table_size_does_not_size_the_servers() {
         }
     })
     .await
-    .expect("no response within 10 s");
+    .expect("no response within 10 s")
+}
 
-    // Before, the server's table took the client's gigabyte, announced it, and kept every
-    // distinct field it sent for as long as the connection lived. Now it stays at HPACK's
-    // 4 KiB, which needs no announcement; the block starts with `:status 200` (index 8).
-    assert_eq!(table_size_updates(&response_block), Vec::<u64>::new());
-    assert_eq!(response_block[0], 0x88);
+#[actix_web::test]
+async fn a_clients_header_table_size_does_not_size_the_servers() {
+    // A client announcing a 1 GiB table: before, the server's table took the gigabyte,
+    // announced it, and kept every distinct field it sent for as long as the connection
+    // lived. Now it stays at HPACK's 4,096, which needs no announcement; the block starts with
+    // `:status 200` (index 8).
+    let block = response_block_after_table_sizes(&[1 << 30]).await;
+    assert_eq!(table_size_updates(&block), Vec::<u64>::new());
+    assert_eq!(block[0], 0x88);
+
+    // Lowered to nothing, then raised to 1 GiB before the response: the server empties its
+    // table, then grows it to 4,096 only (before: to the gigabyte), and says both.
+    let block = response_block_after_table_sizes(&[0, 1 << 30]).await;
+    assert_eq!(table_size_updates(&block), vec![0, 4096]);
 }
 
 #[actix_web::test]
