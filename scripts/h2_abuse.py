@@ -11,6 +11,10 @@ hpack, so nothing in a client library holds back what an attacker would send):
   small-data   a stream's body sent as 200,000 empty DATA frames, then as 200,000 one-byte ones
                (each frame cost the server about 60 bytes for the connection's life: 4.5 MB
                on the wire held 30 MB)
+  reset-waiting 100 responses left waiting for a connection window the client never opens,
+               then reset by the server for the client's WINDOW_UPDATE that overflows theirs;
+               the connection must still close when idle (each such response stayed in flight
+               for the connection's life)
 
 For each: the abusive connection must be refused or closed (RST_STREAM, GOAWAY, or the
 connection ended), and a well-behaved client on its own connection must be answered within
@@ -35,12 +39,14 @@ from hyperframe.frame import (
     PingFrame,
     RstStreamFrame,
     SettingsFrame,
+    WindowUpdateFrame,
 )
 
 PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
 REFUSED_STREAM = 0x7
 CANCEL = 0x8
 ENHANCE_YOUR_CALM = 0xb
+FLOW_CONTROL_ERROR = 0x3
 PROBE_BUDGET_SECONDS = 0.100
 
 
@@ -377,6 +383,48 @@ def attack_small_data(port, probe, keep_alive):
     return "; ".join(outcomes)
 
 
+def attack_reset_waiting(port, probe, keep_alive):
+    # The client sends no WINDOW_UPDATE, so the connection's window (65,535 bytes) is spent by
+    # the first 64 KB of a large file, and every later response waits for window.
+    peer = Peer(port)
+    peer.frames_until(lambda f: isinstance(f, SettingsFrame), 5)
+    large = peer.stream_id()
+    peer.send(HeadersFrame(large, peer.request_block("/docs/swagger-ui-bundle.js"),
+                           flags=["END_HEADERS", "END_STREAM"]))
+    received = 0
+
+    def window_spent(frame):
+        nonlocal received
+        if isinstance(frame, DataFrame):
+            received += len(frame.data)
+        return received >= 65_535
+
+    peer.frames_until(window_spent, 5)
+    waiting = [peer.stream_id() for _ in range(100)]
+    peer.send(*[HeadersFrame(stream, peer.request_block("/v1/ping"),
+                             flags=["END_HEADERS", "END_STREAM"]) for stream in waiting])
+    peer.frames_until(lambda f: False, 0.5)  # their HEADERS; their bodies wait
+    # A WINDOW_UPDATE that takes each stream's window past 2^31-1: the server resets the stream
+    # itself (FLOW_CONTROL_ERROR), and the response waiting on it must end with it.
+    peer.send(*[WindowUpdateFrame(stream, window_increment=2**31 - 1) for stream in waiting])
+    seen = peer.frames_until(lambda f: False, 1)
+    resets = sum(1 for f in seen
+                 if isinstance(f, RstStreamFrame) and f.error_code == FLOW_CONTROL_ERROR)
+    peer.send(RstStreamFrame(large, error_code=CANCEL))
+    probe.ping()
+    # Nothing is open now: the server must send GOAWAY within two keep-alive periods (and end
+    # the connection a period later), though this client answers every PING.
+    seen = peer.frames_until(lambda f: isinstance(f, GoAwayFrame), 3 * keep_alive + 2)
+    goaway = any(isinstance(f, GoAwayFrame) for f in seen)
+    peer.close()
+    if resets != len(waiting):
+        raise SystemExit(f"FAIL: reset-waiting: {resets} of {len(waiting)} streams reset")
+    if not goaway and not peer.closed:
+        raise SystemExit("FAIL: reset-waiting: the idle connection stayed open: the responses "
+                         "reset while they waited for window are still in flight")
+    return f"{resets} waiting responses reset; the idle connection then closed"
+
+
 ATTACKS = {
     "streams": attack_streams,
     "headers": attack_headers,
@@ -386,6 +434,7 @@ ATTACKS = {
     "ping": attack_ping,
     "zero-window": attack_zero_window,
     "small-data": attack_small_data,
+    "reset-waiting": attack_reset_waiting,
 }
 
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::frame::Reason;
 
 use std::task::{Context, Waker};
 use std::time::Instant;
@@ -353,6 +354,14 @@ impl Stream {
             ContentLength::Remaining(_) => Err(()),
             _ => Ok(()),
         }
+    }
+
+    /// Set the stream's state to `Closed` with the given reason and initiator.
+    /// Notify the send and receive tasks, if they exist.
+    pub(super) fn set_reset(&mut self, reason: Reason, initiator: Initiator) {
+        self.state.set_reset(self.id, reason, initiator);
+        self.notify_send();
+        self.notify_recv();
     }
 
     pub fn notify_send(&mut self) {
