@@ -346,7 +346,7 @@ pub struct Builder {
     /// connection-level budget for DATA framing overhead.
     ///
     /// When this gets exhausted, we issue a GOAWAY with `ENHANCE_YOUR_CALM`.
-    data_frame_budget: usize,
+    data_frame_budget: proto::DataFrameBudget,
 }
 
 #[derive(Debug)]
@@ -657,7 +657,7 @@ impl Builder {
             settings: Default::default(),
             stream_id: 1.into(),
             local_max_error_reset_streams: Some(proto::DEFAULT_LOCAL_RESET_COUNT_MAX),
-            data_frame_budget: proto::DEFAULT_DATA_FRAME_BUDGET,
+            data_frame_budget: proto::DataFrameBudget::Auto,
         }
     }
 
@@ -1150,9 +1150,11 @@ impl Builder {
     /// When this budget is exhausted, the connection is closed with
     /// `ENHANCE_YOUR_CALM`.
     ///
-    /// The default is currently 25,600 bytes, but is subject to change.
+    /// By default, the budget is half the initial connection window, with a
+    /// minimum of 25,600 bytes. Increasing the connection window therefore
+    /// also increases the permitted framing overhead.
     pub fn data_frame_budget(&mut self, budget: usize) -> &mut Self {
-        self.data_frame_budget = budget;
+        self.data_frame_budget = proto::DataFrameBudget::Configured(budget);
         self
     }
 
@@ -1346,7 +1348,9 @@ where
                 remote_reset_stream_max: builder.pending_accept_reset_stream_max,
                 local_error_reset_streams_max: builder.local_max_error_reset_streams,
                 settings: builder.settings.clone(),
-                data_frame_budget: builder.data_frame_budget,
+                data_frame_budget: builder
+                    .data_frame_budget
+                    .resolve(builder.initial_target_connection_window_size),
             },
         );
         let send_request = SendRequest {

@@ -85,6 +85,9 @@ pub(super) struct Stream {
 
     pub in_flight_recv_data: WindowSize,
 
+    /// Empty DATA frames without END_STREAM received on this stream.
+    pub num_recv_empty_data_frames: usize,
+
     /// Next node in the linked list of streams waiting to send window updates.
     pub next_window_update: Option<store::Key>,
 
@@ -181,6 +184,7 @@ impl Stream {
             is_pending_accept: false,
             recv_flow,
             in_flight_recv_data: 0,
+            num_recv_empty_data_frames: 0,
             next_window_update: None,
             is_pending_window_update: false,
             reset_at: None,

@@ -562,14 +562,40 @@ impl Inner {
             let sz = frame.payload().len();
             let is_end_stream = frame.is_end_stream();
             let payload_len = frame.payload().len();
+            let in_flight_before = stream.in_flight_recv_data;
             let mut res = actions.recv.recv_data(frame, stream);
+            // Only a frame queued for the application holds memory until it is read, and only
+            // its charge is given back (when it is read or dropped): a frame ignored because
+            // its stream was reset or its body dropped costs nothing, and charging it would
+            // drain the budget of a client that keeps sending after an early answer.
+            let queued = stream.in_flight_recv_data > in_flight_before;
             // A stream can receive at most one final DATA frame, so it cannot
             // be used to create unbounded framing overhead on that stream.
             if res.is_ok() && !is_end_stream {
-                res = counts.record_data_frame(payload_len).map_err(|_| {
-                    tracing::debug!("too many small DATA frames");
-                    Error::library_go_away_data(Reason::ENHANCE_YOUR_CALM, "too_many_data_frames")
-                });
+                if payload_len == 0 {
+                    // Empty frames are never queued and cost only their parsing. They are
+                    // counted per stream rather than over the connection's life (upstream's
+                    // `Counts` count, not used here): some clients relaying a body send one
+                    // empty frame per request, which a lifetime count of 100 would turn into a
+                    // GOAWAY on a long-lived pooled connection.
+                    stream.num_recv_empty_data_frames =
+                        stream.num_recv_empty_data_frames.saturating_add(1);
+                    if stream.num_recv_empty_data_frames > proto::MAX_RECV_EMPTY_DATA_FRAMES {
+                        tracing::debug!("too many empty DATA frames");
+                        res = Err(Error::library_go_away_data(
+                            Reason::ENHANCE_YOUR_CALM,
+                            "too_many_data_frames",
+                        ));
+                    }
+                } else if queued || payload_len >= proto::DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD {
+                    res = counts.record_data_frame(payload_len).map_err(|_| {
+                        tracing::debug!("too many small DATA frames");
+                        Error::library_go_away_data(
+                            Reason::ENHANCE_YOUR_CALM,
+                            "too_many_data_frames",
+                        )
+                    });
+                }
             }
 
             // Any stream error after receiving a DATA frame means
