@@ -71,10 +71,6 @@ pub(super) struct Counts {
 
     /// connection-level budget for DATA framing overhead.
     data_frame_budget: Budget,
-
-    /// Number of empty, non-final DATA frames received over the lifetime of
-    /// the connection.
-    num_recv_empty_data_frames: usize,
 }
 
 impl Counts {
@@ -93,27 +89,20 @@ impl Counts {
             max_local_error_reset_streams: config.local_max_error_reset_streams,
             num_local_error_reset_streams: 0,
             data_frame_budget: Budget::new(config.data_frame_budget),
-            num_recv_empty_data_frames: 0,
         }
     }
 
-    /// Records the framing overhead of a DATA frame.
+    /// Records the framing overhead of a DATA frame queued for the application.
+    ///
+    /// Only a small frame is charged; a large one costs nothing. Unlike upstream, a large frame
+    /// does not refill the budget: it would make room for more small frames whatever their
+    /// number, up to what the connection window lets a peer queue (empty frames and frames
+    /// that are not queued are not recorded at all; `Streams::recv_data` says why).
     pub fn record_data_frame(&mut self, payload_len: usize) -> Result<(), BudgetExhausted> {
-        if payload_len == 0 {
-            self.num_recv_empty_data_frames = self
-                .num_recv_empty_data_frames
-                .checked_add(1)
-                .ok_or(BudgetExhausted)?;
-            if self.num_recv_empty_data_frames > MAX_RECV_EMPTY_DATA_FRAMES {
-                return Err(BudgetExhausted);
-            }
-            Ok(())
-        } else if payload_len < DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD {
+        if payload_len < DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD {
             self.data_frame_budget
                 .consume(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD - payload_len)
         } else {
-            self.data_frame_budget
-                .replenish(payload_len - DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD);
             Ok(())
         }
     }
@@ -416,30 +405,14 @@ mod tests {
     }
 
     #[test]
-    fn empty_data_frames_do_not_consume_data_frame_budget() {
+    fn large_data_frames_do_not_replenish_the_budget() {
         let mut counts = counts();
-        counts.data_frame_budget = Budget::new(0);
+        counts.data_frame_budget = Budget::new(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD - 1);
 
-        for _ in 0..MAX_RECV_EMPTY_DATA_FRAMES {
-            counts.record_data_frame(0).unwrap();
-        }
-
-        // Empty frames have their own limit, while a non-empty small frame
-        // still consumes the independently configured DATA frame budget.
-        assert!(counts.record_data_frame(0).is_err());
+        counts.record_data_frame(1).unwrap();
+        counts
+            .record_data_frame(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD * 64)
+            .unwrap();
         assert!(counts.record_data_frame(1).is_err());
-    }
-
-    #[test]
-    fn large_data_frames_do_not_replenish_empty_data_frame_limit() {
-        let mut counts = counts();
-
-        for _ in 0..MAX_RECV_EMPTY_DATA_FRAMES {
-            counts.record_data_frame(0).unwrap();
-            counts
-                .record_data_frame(DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD * 2)
-                .unwrap();
-        }
-        assert!(counts.record_data_frame(0).is_err());
     }
 }

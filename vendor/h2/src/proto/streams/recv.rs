@@ -676,8 +676,14 @@ impl Recv {
         }
 
         let is_budgeted = !frame.is_end_stream();
+        // A small payload is a slice of the connection's read buffer, and would keep all of
+        // it (8 KiB or more) alive while it waits to be read: it is copied out instead.
+        let mut payload = frame.into_payload();
+        if payload.len() < proto::DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD {
+            payload = Bytes::copy_from_slice(&payload);
+        }
         let event = Event::Data(DataEvent {
-            payload: frame.into_payload(),
+            payload,
             is_budgeted,
         });
 

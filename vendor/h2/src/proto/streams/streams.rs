@@ -566,8 +566,9 @@ impl Inner {
             let mut res = actions.recv.recv_data(frame, stream);
             // Only a frame queued for the application holds memory until it is read, and only
             // its charge is given back (when it is read or dropped): a frame ignored because
-            // its stream was reset or its body dropped costs nothing, and charging it would
-            // drain the budget of a client that keeps sending after an early answer.
+            // its stream was reset or its body dropped holds nothing, and charging it would
+            // drain the budget of a client that keeps sending after an early answer. Such
+            // frames cost only their parsing, like any other frame a peer floods.
             let queued = stream.in_flight_recv_data > in_flight_before;
             // A stream can receive at most one final DATA frame, so it cannot
             // be used to create unbounded framing overhead on that stream.
@@ -587,7 +588,7 @@ impl Inner {
                             "too_many_data_frames",
                         ));
                     }
-                } else if queued || payload_len >= proto::DEFAULT_DATA_FRAME_OVERHEAD_THRESHOLD {
+                } else if queued {
                     res = counts.record_data_frame(payload_len).map_err(|_| {
                         tracing::debug!("too many small DATA frames");
                         Error::library_go_away_data(
