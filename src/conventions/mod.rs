@@ -43,11 +43,13 @@ use std::time::Instant;
 
 use actix_web::Error;
 use actix_web::body::{BoxBody, EitherBody, MessageBody};
-use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
+use actix_web::dev::{
+    ResponseHead, Service, ServiceRequest, ServiceResponse, Transform, forward_ready,
+};
 use actix_web::error::InternalError;
-use actix_web::http::StatusCode;
-use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use actix_web::http::header::{self, HeaderName, HeaderValue};
 use actix_web::http::uri::Uri;
+use actix_web::http::{ConnectionType, StatusCode};
 use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
 
@@ -61,44 +63,47 @@ use crate::http::view::RequestView;
 use crate::observability::logging;
 use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
-use crate::rate_limit::{Check, QuotaFields, RateLimits, Refusal, WorkerLimits};
+use crate::rate_limit::in_flight::{InFlightCeiling, InFlightSlot};
+use crate::rate_limit::{Check, ClientKey, QuotaFields, RateLimits, Refusal, WorkerLimits};
 use crate::request_id::RequestId;
 
 /// Response header carrying the request id.
 pub const SERVICE_REQUEST_ID: HeaderName = HeaderName::from_static("service-request-id");
 
+/// What the middleware is configured with; the app factory builds it from the settings.
+#[derive(Clone)]
+pub struct ConventionSettings {
+    /// Where `doc_url` in error bodies points.
+    pub docs_base: DocsBase,
+    pub header_limits: HeaderLimits,
+    /// Who the client of a request is.
+    pub clients: ClientResolver,
+    pub rate_limits: RateLimits,
+    /// How many requests one client may have in flight at once.
+    pub in_flight: InFlightCeiling,
+    /// `Strict-Transport-Security` value to send, when serving HTTPS.
+    pub hsts: Option<HeaderValue>,
+}
+
 /// The middleware factory; see the module documentation.
 #[derive(Clone)]
 pub struct RequestConventions {
-    docs_base: DocsBase,
-    header_limits: HeaderLimits,
-    clients: ClientResolver,
+    settings: ConventionSettings,
     routes: Arc<RouteTable>,
-    rate_limits: RateLimits,
-    hsts: Option<HeaderValue>,
     /// The metrics, when an admin listener serves them, and the route labels to use.
     metrics: Option<(Metrics, RouteLabels)>,
 }
 
 impl RequestConventions {
-    /// `routes` is every route the app serves; `hsts` is the `Strict-Transport-Security` value
-    /// to send, when serving HTTPS.
+    /// `routes` is every route the app serves.
     pub fn new(
-        docs_base: DocsBase,
-        header_limits: HeaderLimits,
-        clients: ClientResolver,
+        settings: ConventionSettings,
         routes: Arc<RouteTable>,
-        rate_limits: RateLimits,
-        hsts: Option<HeaderValue>,
         metrics: Option<(Metrics, RouteLabels)>,
     ) -> Self {
         RequestConventions {
-            docs_base,
-            header_limits,
-            clients,
+            settings,
             routes,
-            rate_limits,
-            hsts,
             metrics,
         }
     }
@@ -119,14 +124,15 @@ where
         ready(Ok(RequestConventionsMiddleware {
             service: Rc::new(service),
             parts: Rc::new(Parts {
-                docs_base: self.docs_base.clone(),
-                header_limits: self.header_limits,
-                clients: self.clients.clone(),
+                docs_base: self.settings.docs_base.clone(),
+                header_limits: self.settings.header_limits,
+                clients: self.settings.clients.clone(),
                 routes: Arc::clone(&self.routes),
                 // Built here, on the worker: a shared store is reached through a
                 // connection of the worker's own.
-                rate_limits: self.rate_limits.for_worker(),
-                hsts: self.hsts.clone(),
+                rate_limits: self.settings.rate_limits.for_worker(),
+                in_flight: self.settings.in_flight.clone(),
+                hsts: self.settings.hsts.clone(),
                 // Built here, on the worker: each worker records into cells of its own.
                 metrics: self
                     .metrics
@@ -149,6 +155,7 @@ struct Parts {
     clients: ClientResolver,
     routes: Arc<RouteTable>,
     rate_limits: WorkerLimits,
+    in_flight: InFlightCeiling,
     hsts: Option<HeaderValue>,
     metrics: Option<Rc<WorkerMetrics>>,
 }
@@ -171,35 +178,81 @@ where
         let request_id = RequestId::generate();
         // The one view of this request, decided here and read by everything below.
         let view = RequestView::of(&request, &self.parts.routes, &self.parts.clients);
+        // The ceiling first: a client holding all it may hold is refused before its request
+        // costs a rate-limit token, or a wait for the shared store.
+        let Some(slot) = self.parts.in_flight.admit(ClientKey::of(view.client())) else {
+            return Either::Left(ready(Ok(self.parts.refuse(
+                request,
+                view,
+                request_id,
+                Refused::InFlight,
+                started,
+            ))));
+        };
         match self.parts.rate_limits.check(&view) {
             Check::Decided(Ok(quota)) => Either::Right(serve(
                 Rc::clone(&self.service),
                 Rc::clone(&self.parts),
                 request,
                 view,
-                request_id,
-                quota,
-                started,
+                Admitted {
+                    request_id,
+                    quota,
+                    slot,
+                    started,
+                },
             )),
-            Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self
-                .parts
-                .refuse(request, view, request_id, refusal, started)))),
+            Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self.parts.refuse(
+                request,
+                view,
+                request_id,
+                Refused::Quota(refusal),
+                started,
+            )))),
             // The shared store answers asynchronously; the request waits for it.
             Check::Pending(decision) => {
                 let (service, parts) = (Rc::clone(&self.service), Rc::clone(&self.parts));
                 Either::Right(Box::pin(async move {
                     match decision.await {
                         Ok(quota) => {
-                            serve(service, parts, request, view, request_id, quota, started).await
+                            let admitted = Admitted {
+                                request_id,
+                                quota,
+                                slot,
+                                started,
+                            };
+                            serve(service, parts, request, view, admitted).await
                         }
-                        Err(refusal) => {
-                            Ok(parts.refuse(request, view, request_id, refusal, started))
-                        }
+                        Err(refusal) => Ok(parts.refuse(
+                            request,
+                            view,
+                            request_id,
+                            Refused::Quota(refusal),
+                            started,
+                        )),
                     }
                 }))
             }
         }
     }
+}
+
+/// What a request admitted past the ceiling and the rate limit carries to its answer.
+struct Admitted {
+    request_id: RequestId,
+    /// The quota fields to send (`None` when limiting is off).
+    quota: Option<QuotaFields>,
+    /// Its place under the client's in-flight ceiling, held until the answer is done.
+    slot: InFlightSlot,
+    started: Instant,
+}
+
+/// Why a request is refused with a 429 before it is routed.
+enum Refused {
+    /// Over its client's rate limit.
+    Quota(Refusal),
+    /// Its client has as many requests in flight as it may.
+    InFlight,
 }
 
 /// Routes an admitted request and finishes its answer: errors in the contract's shape, the
@@ -209,9 +262,7 @@ fn serve<S, B>(
     parts: Rc<Parts>,
     request: ServiceRequest,
     view: RequestView,
-    request_id: RequestId,
-    quota: Option<QuotaFields>,
-    started: Instant,
+    admitted: Admitted,
 ) -> LocalBoxFuture<'static, Answer<B>>
 where
     S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
@@ -224,6 +275,12 @@ where
         host_header: request.headers().get(header::HOST).cloned(),
         trace_id: trace_id_to_log(&request),
     };
+    let Admitted {
+        request_id,
+        quota,
+        slot,
+        started,
+    } = admitted;
     let too_large = parts.header_limits.check(request.headers());
     // What the handler and the code it calls know of the request (`http::context`).
     let context = RequestContext::new(
@@ -252,16 +309,25 @@ where
         };
         // What both ways of answering end with: the convention headers, and what will be
         // recorded of the request once its answer is sent.
-        let finish = |headers: &mut HeaderMap, status: StatusCode, line: RequestLine| {
-            set_convention_headers(headers, &request_id, hsts, quota);
+        let finish = |head: &mut ResponseHead, line: RequestLine| {
+            let status = head.status;
+            // A 408 ends the connection: the rest of a body that stopped arriving is not
+            // waited for (the HTTP layer would otherwise go on draining it).
+            if status == StatusCode::REQUEST_TIMEOUT {
+                head.set_connection_type(ConnectionType::Close);
+            }
+            set_convention_headers(head.headers_mut(), &request_id, hsts, quota);
             Answered {
                 metrics: parts.metrics.clone(),
                 in_flight,
+                slot: Some(slot),
                 status,
                 request_id,
                 view: line.view,
                 trace_id: line.trace_id,
                 started,
+                has_body: false,
+                aborted: false,
             }
             .head_ready(&parts.routes)
         };
@@ -277,8 +343,7 @@ where
                     ServiceResponse::new(request, rendered.into_response(original))
                         .map_into_right_body()
                 };
-                let status = response.status();
-                let answered = finish(response.headers_mut(), status, line);
+                let answered = finish(response.response_mut().head_mut(), line);
                 return Ok(response.map_body(|_, body| Recorded::new(body, answered)));
             }
             Ok(Err(error)) => {
@@ -298,8 +363,7 @@ where
         // The request is gone (consumed by a failing service or dropped by the unwind), so
         // the answer travels as an error carrying its finished response.
         let mut response = failure.to_response(&request_id, parts.docs_base.resolve(line.host()));
-        let status = response.status();
-        let answered = finish(response.headers_mut(), status, line);
+        let answered = finish(response.head_mut(), line);
         let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
         Err(InternalError::from_response(failure, response).into())
     })
@@ -313,23 +377,36 @@ impl Parts {
         request: ServiceRequest,
         view: RequestView,
         request_id: RequestId,
-        refusal: Refusal,
+        refused: Refused,
         started: Instant,
     ) -> ServiceResponse<Recorded<EitherBody<B, BoxBody>>> {
-        if let Some(metrics) = &self.metrics {
-            metrics.refused(refusal.policy);
-        }
+        let (retry_after_secs, quota) = match refused {
+            Refused::Quota(refusal) => {
+                if let Some(metrics) = &self.metrics {
+                    metrics.refused(refusal.policy);
+                }
+                (refusal.retry_after_secs, Some(refusal.quota))
+            }
+            // A place frees as soon as one of the client's requests ends; the quota fields
+            // would say nothing about it.
+            Refused::InFlight => {
+                if let Some(metrics) = &self.metrics {
+                    metrics.refused_in_flight();
+                }
+                (1, None)
+            }
+        };
         let docs = self.docs_base.resolve(request_host(
             request.headers().get(header::HOST),
             request.uri(),
         ));
         let mut response =
-            Rendered::rate_limited(refusal.retry_after_secs, &request_id, docs).into_new_response();
+            Rendered::rate_limited(retry_after_secs, &request_id, docs).into_new_response();
         set_convention_headers(
             response.headers_mut(),
             &request_id,
             self.hsts.clone(),
-            Some(refusal.quota),
+            quota,
         );
         // Recorded now, not when its body is done: a refusal's body is a few hundred bytes
         // handed over in one piece, and a flood of refusals is what the limiter exists to
@@ -338,11 +415,14 @@ impl Parts {
             Answered {
                 metrics: self.metrics.clone(),
                 in_flight: None,
+                slot: None,
                 status: response.status(),
                 trace_id: trace_id_to_log(&request),
                 request_id,
                 view,
                 started,
+                has_body: false,
+                aborted: false,
             }
             .head_ready(&self.routes),
         );

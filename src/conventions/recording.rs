@@ -16,6 +16,7 @@ use crate::http::view::RequestView;
 use crate::observability::logging::{self, AccessRecord};
 use crate::observability::metrics::{InFlight, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
+use crate::rate_limit::in_flight::InFlightSlot;
 use crate::request_id::RequestId;
 
 /// A response body that records its request when the last byte has been handed to the
@@ -29,18 +30,33 @@ pub struct Recorded<B> {
 }
 
 impl<B> Recorded<B> {
-    pub(super) fn new(body: B, answered: Answered) -> Self {
-        Recorded {
-            body,
-            answered: Some(answered),
-        }
-    }
-
     /// A body whose request was recorded already.
     pub(super) fn already(body: B) -> Self {
         Recorded {
             body,
             answered: None,
+        }
+    }
+}
+
+impl<B: MessageBody> Recorded<B> {
+    pub(super) fn new(body: B, mut answered: Answered) -> Self {
+        answered.has_body = answered.view.method() != actix_web::http::Method::HEAD
+            && !matches!(body.size(), BodySize::None | BodySize::Sized(0));
+        Recorded {
+            body,
+            answered: Some(answered),
+        }
+    }
+}
+
+/// Dropped with its request not yet recorded: the connection let go of the response before
+/// its last byte (the client went away, or read nothing within the send deadline). A body the
+/// connection never needed to poll (empty, or the answer to `HEAD`) was handed over whole.
+impl<B> Drop for Recorded<B> {
+    fn drop(&mut self) {
+        if let Some(answered) = &mut self.answered {
+            answered.aborted = answered.has_body;
         }
     }
 }
@@ -70,11 +86,17 @@ impl<B: MessageBody + Unpin> MessageBody for Recorded<B> {
 pub(super) struct Answered {
     pub(super) metrics: Option<Rc<WorkerMetrics>>,
     pub(super) in_flight: Option<InFlight>,
+    /// The request's place under its client's in-flight ceiling.
+    pub(super) slot: Option<InFlightSlot>,
     pub(super) status: StatusCode,
     pub(super) request_id: RequestId,
     pub(super) view: RequestView,
     pub(super) trace_id: Option<TraceId>,
     pub(super) started: Instant,
+    /// The response has bytes of body for the connection to send (set by [`Recorded::new`]).
+    pub(super) has_body: bool,
+    /// Its body was dropped before the last byte ([`Recorded`]'s `Drop`).
+    pub(super) aborted: bool,
 }
 
 impl Answered {
@@ -116,9 +138,13 @@ impl Drop for Answered {
                 status,
                 micros,
             );
+            if self.aborted {
+                metrics.aborted();
+            }
         }
         // Out of flight once recorded, so that a scrape never sees neither.
         self.in_flight = None;
+        self.slot = None;
         if log {
             logging::write_access(&AccessRecord {
                 request_id: &self.request_id,
@@ -128,6 +154,7 @@ impl Drop for Answered {
                 status,
                 micros,
                 trace_id: self.trace_id.as_ref(),
+                aborted: self.aborted,
             });
         }
     }

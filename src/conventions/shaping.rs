@@ -44,6 +44,7 @@ pub fn http_layer_rejection(
             status: status.as_u16(),
             micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
             trace_id: None,
+            aborted: false,
         });
     }
     response

@@ -70,7 +70,7 @@ pub enum ErrorCode {
     RequestHeaderTooLarge,
     /// The request could not be read as an HTTP request the service understands.
     RequestInvalid,
-    /// The request head did not arrive in time.
+    /// The request head, or the rest of its body, did not arrive in time.
     RequestTimeout,
     /// The request target (path and query) is longer than the service reads.
     UriTooLong,
@@ -224,9 +224,10 @@ impl ErrorCode {
                 default_message: "The request head did not arrive in time.",
                 when: "The connection did not deliver a complete request head within the time \
                        the service waits for one (5 seconds unless the operator configured \
-                       otherwise). The connection is closed after the answer.",
-                client_action: "Retry on a new connection, sending the whole request head at \
-                                once.",
+                       otherwise), or the request body stopped arriving: nothing of it came \
+                       for 10 seconds (likewise). The connection is closed after the answer.",
+                client_action: "Retry on a new connection, sending the whole request at once, \
+                                and a body no longer than its announced length.",
             },
             ErrorCode::UriTooLong => &CodeSpec {
                 code: "uri_too_long",

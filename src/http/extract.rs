@@ -7,6 +7,7 @@
 //! can act on it without reading the message.
 
 use std::future::{Ready, ready};
+use std::time::Duration;
 
 use actix_web::dev::Payload;
 use actix_web::http::header;
@@ -19,13 +20,23 @@ use serde::de::value::MapDeserializer;
 
 use crate::errors::{ApiError, ErrorCode};
 
-/// Largest request body accepted, in bytes. Registered as app data by the app factory.
+/// How a request body is read: the most bytes accepted, and the longest wait for its next
+/// piece. Registered as app data by the app factory.
 #[derive(Clone, Copy, Debug)]
-pub struct BodyLimit(pub usize);
+pub struct BodyLimit {
+    /// Largest body accepted, in bytes; larger ones are `payload_too_large`.
+    pub bytes: usize,
+    /// A body that makes no progress for this long is `request_timeout` (the client stalled
+    /// mid-body, or announced more than it sends).
+    pub stall: Duration,
+}
 
 impl Default for BodyLimit {
     fn default() -> Self {
-        BodyLimit(64 * 1024)
+        BodyLimit {
+            bytes: 64 * 1024,
+            stall: Duration::from_secs(10),
+        }
     }
 }
 
@@ -89,10 +100,13 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         // A request without a body (the usual GET) needs no reading, so no boxed future.
-        if matches!(payload, Payload::None) {
+        if matches!(payload, Payload::None) || is_bodiless_upgrade(req) {
             return Either::Left(ready(absent_body().map(Body)));
         }
-        let limit = req.app_data::<BodyLimit>().copied().unwrap_or_default().0;
+        let BodyLimit {
+            bytes: limit,
+            stall,
+        } = req.app_data::<BodyLimit>().copied().unwrap_or_default();
         let declared_json = is_json(req);
         let declared_length = req
             .headers()
@@ -106,7 +120,12 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
                 return Err(too_large(limit));
             }
             let mut bytes = BytesMut::new();
-            while let Some(chunk) = payload.next().await {
+            // Each piece must come within `stall` of the one before (nginx's
+            // client_body_timeout): a client that stops sending holds the request no longer.
+            while let Some(chunk) = actix_web::rt::time::timeout(stall, payload.next())
+                .await
+                .map_err(|_| body_stalled(stall))?
+            {
                 let chunk = chunk.map_err(|error| unreadable_body(&error, limit))?;
                 if bytes.len() + chunk.len() > limit {
                     return Err(too_large(limit));
@@ -139,6 +158,24 @@ fn from_no_fields<T: DeserializeOwned>() -> Option<T> {
 /// What an absent or empty body reads as: `{}`, built without the parser when it can be.
 fn absent_body<T: DeserializeOwned>() -> Result<T, ApiError> {
     from_no_fields().map_or_else(|| parse_json(b"{}"), Ok)
+}
+
+/// A request asking to switch protocols (`Upgrade`) with neither `Content-Length` nor
+/// `Transfer-Encoding`. This service switches to no other protocol, so it answers such a
+/// request as HTTP/1.1, and by RFC 9112 (6.3) its body is empty; the HTTP layer instead hands
+/// over whatever follows the head as the body, to the end of the connection.
+fn is_bodiless_upgrade(req: &HttpRequest) -> bool {
+    req.head().upgrade()
+        && !req.headers().contains_key(header::CONTENT_LENGTH)
+        && !req.headers().contains_key(header::TRANSFER_ENCODING)
+}
+
+/// The 408 of a body that made no progress for `stall`.
+fn body_stalled(stall: Duration) -> ApiError {
+    ApiError::new(ErrorCode::RequestTimeout).with_message(format!(
+        "The request body stopped arriving: nothing more came within {} s.",
+        stall.as_secs()
+    ))
 }
 
 fn is_json(req: &HttpRequest) -> bool {

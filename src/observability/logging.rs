@@ -79,6 +79,9 @@ pub struct AccessRecord<'a> {
     pub micros: u64,
     /// The trace id of a well-formed `traceparent` request header.
     pub trace_id: Option<&'a TraceId>,
+    /// The connection ended before the response's last byte was handed to it (the client went
+    /// away, or read nothing within the send deadline).
+    pub aborted: bool,
 }
 
 /// Writes one access line (the caller checked [`access_log_enabled`]). With the service's own
@@ -144,6 +147,7 @@ fn append_access_line(out: &mut Vec<u8>, record: &AccessRecord<'_>, format: LogF
                 status: record.status,
                 duration_us: record.micros,
                 trace_id: record.trace_id.map(TraceId::as_str),
+                outcome: record.aborted.then_some("aborted"),
             };
             let _ = serde_json::to_writer(&mut *out, &line);
         }
@@ -184,6 +188,9 @@ fn write_access_text(out: &mut Vec<u8>, record: &AccessRecord<'_>) {
     out.push(b' ');
     out.extend_from_slice(itoa::Buffer::new().format(record.micros).as_bytes());
     out.extend_from_slice(b"us");
+    if record.aborted {
+        out.extend_from_slice(b" aborted");
+    }
     if let Some(trace_id) = record.trace_id {
         out.extend_from_slice(b" trace=");
         out.extend_from_slice(trace_id.as_str().as_bytes());
@@ -205,6 +212,9 @@ struct JsonAccessLine<'a> {
     duration_us: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     trace_id: Option<&'a str>,
+    /// `aborted` when the response was not handed over whole; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<&'a str>,
 }
 
 /// Any other line in the JSON format.
@@ -575,6 +585,7 @@ mod tests {
             status: 200,
             micros: 1_234_567,
             trace_id,
+            aborted: false,
         }
     }
 

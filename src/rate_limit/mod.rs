@@ -13,6 +13,7 @@
 //! arithmetic and report an [`Outcome`]; this module turns it into the quota fields or the
 //! refusal, so the middleware, the headers and the 429 never learn which store answered.
 
+pub mod in_flight;
 pub mod memory;
 pub mod metrics;
 pub mod redis;

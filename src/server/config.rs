@@ -140,6 +140,38 @@ pub struct ServerConfig {
           value_parser = clap::value_parser!(u64).range(1..=600_000))]
     pub request_head_timeout_ms: u64,
 
+    /// Seconds a request body may make no progress: once the handler waits for the next piece
+    /// of the body and none arrives in this time, the request is answered 408 request_timeout
+    /// and its connection closed. nginx's client_body_timeout is 60 s; 10 s is ample for any
+    /// body this API takes (64 KiB by default) on a connection that works at all, and short
+    /// enough that a stalled client holds nothing for long.
+    #[arg(long, env = "PARTNER_API_BODY_TIMEOUT_SECS", default_value_t = 10, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub body_timeout_secs: u64,
+
+    /// Seconds a response may wait for the client to read it (HTTP/1.1: the socket accepts no
+    /// byte; HTTP/2: the client opens no window) before its connection (HTTP/1.1) or stream
+    /// (HTTP/2) is ended. Measured from the last progress, like nginx's send_timeout (60 s):
+    /// 30 s covers a phone on a poor network, and bounds what a client that never reads holds.
+    #[arg(long, env = "PARTNER_API_SEND_TIMEOUT_SECS", default_value_t = 30, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub send_timeout_secs: u64,
+
+    /// Seconds an HTTP/2 connection with no stream open stays open when --keep-alive-secs is 0
+    /// (HTTP/1.1 then closes after each response; an HTTP/2 connection cannot, and without this
+    /// one that sent only its preface was never closed).
+    #[arg(long, env = "PARTNER_API_H2_IDLE_SECS", default_value_t = 5, value_name = "SECS",
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub h2_idle_secs: u64,
+
+    /// Requests one client may have in flight at once in this process (from its head to the
+    /// last byte of its answer); more are refused with 429 rate_limited. Twice the default API
+    /// burst: a client inside its quota never meets it, while one address can no longer hold
+    /// the descriptors and memory every other client needs.
+    #[arg(long, env = "PARTNER_API_MAX_IN_FLIGHT_PER_CLIENT", default_value_t = 100, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_in_flight_per_client: u32,
+
     /// Header fields a request head may have, over HTTP/1.1 and HTTP/2 alike; more get 431
     /// request_header_too_large. HTTP/1.1's parser refuses more than 96 by itself.
     #[arg(long, env = "PARTNER_API_MAX_HEADER_FIELDS", default_value_t = 96, value_name = "N",
@@ -289,6 +321,21 @@ impl ServerConfig {
 
     pub fn request_head_timeout(&self) -> Duration {
         Duration::from_millis(self.request_head_timeout_ms)
+    }
+
+    pub fn body_timeout(&self) -> Duration {
+        Duration::from_secs(self.body_timeout_secs)
+    }
+
+    pub fn send_timeout(&self) -> Duration {
+        Duration::from_secs(self.send_timeout_secs)
+    }
+
+    /// How long an HTTP/2 connection without streams stays open: the keep-alive time, or
+    /// `--h2-idle-secs` when keep-alive is off.
+    pub fn h2_idle(&self) -> Duration {
+        self.keep_alive()
+            .unwrap_or_else(|| Duration::from_secs(self.h2_idle_secs))
     }
 
     /// The limits, or `None` when limiting is switched off.

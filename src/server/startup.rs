@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{
-    H1ErrorResponse, Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse,
+    Deadlines, H1ErrorResponse, Server, ServerHandle, ServiceFactory, ServiceRequest,
+    ServiceResponse,
 };
 use actix_web::http::KeepAlive;
 use actix_web::http::header::HeaderValue;
@@ -24,7 +25,7 @@ use socket2::{Domain, Protocol, Socket, Type};
 use utoipa_actix_web::AppExt;
 
 use crate::api;
-use crate::conventions::{DocsBase, HeaderLimits, RequestConventions, http_layer_rejection};
+use crate::conventions::{ConventionSettings, DocsBase, RequestConventions, http_layer_rejection};
 use crate::docs;
 use crate::http::client::ClientResolver;
 use crate::http::extract::BodyLimit;
@@ -35,6 +36,7 @@ use crate::http::tls::{CertificateStore, TlsError};
 use crate::observability::metrics::{Metrics, RouteLabels};
 use crate::observability::watchdog::{Watchdog, WatchdogCollector};
 use crate::rate_limit::RateLimits;
+use crate::rate_limit::in_flight::InFlightCeiling;
 use crate::rate_limit::metrics::RateLimitCollector;
 use crate::server::admin::{self, AdminState, Readiness};
 use crate::server::config::ServerConfig;
@@ -43,13 +45,9 @@ use crate::server::config::ServerConfig;
 /// once and shared, so every worker counts against the same buckets.
 #[derive(Clone)]
 pub struct AppSettings {
-    pub docs_base: DocsBase,
-    pub header_limits: HeaderLimits,
-    /// `Strict-Transport-Security` value, sent on every response when serving HTTPS.
-    pub hsts: Option<HeaderValue>,
+    /// What the request conventions around every request work with.
+    pub conventions: ConventionSettings,
     pub body_limit: BodyLimit,
-    pub clients: ClientResolver,
-    pub rate_limits: RateLimits,
     /// Where requests are counted, when an admin listener serves the metrics.
     pub metrics: Option<Metrics>,
     /// What the endpoints share (`http::state`).
@@ -86,12 +84,8 @@ pub fn app(
         .app_data(settings.body_limit)
         .default_service(actix_web::dev::fn_service(no_route))
         .wrap(RequestConventions::new(
-            settings.docs_base,
-            settings.header_limits,
-            settings.clients,
+            settings.conventions,
             routes,
-            settings.rate_limits,
-            settings.hsts,
             metrics,
         ))
 }
@@ -123,13 +117,18 @@ pub struct Application {
     admin: Option<(Server, SocketAddr)>,
     /// Listened for from the start: a signal that came before `run_until_stopped` would
     /// otherwise kill the process.
-    signals: ShutdownSignals,
+    signals: Signals,
     readiness: Readiness,
     shutdown_delay: Duration,
     rate_limits: RateLimits,
     prune_every: Duration,
     certificates: Option<(Arc<CertificateStore>, Option<Duration>)>,
 }
+
+/// How long a connection that answered early (a 413 before the body, a 408) goes on reading
+/// and dropping what its client still sends before it closes (nginx's `lingering_time` is 30 s
+/// with 5 s between reads; the answers this service sends early are small, so 2 s suffices).
+const LINGER: Duration = Duration::from_secs(2);
 
 /// Pending connections the kernel queues for us before refusing more. The standard library
 /// listens with 128, which a burst of a few hundred connects overflows: the overflowing clients'
@@ -218,25 +217,35 @@ impl Application {
                 None => metrics,
             }
         });
+        let hsts = certificates
+            .as_ref()
+            .filter(|_| config.hsts_max_age_secs > 0)
+            .map(|_| {
+                HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age_secs))
+                    .expect("a number is a header value")
+            });
         let settings = AppSettings {
-            docs_base: docs_base.clone(),
-            header_limits: config.header_limits(),
-            hsts: certificates
-                .as_ref()
-                .filter(|_| config.hsts_max_age_secs > 0)
-                .map(|_| {
-                    HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age_secs))
-                        .expect("a number is a header value")
-                }),
-            body_limit: BodyLimit(config.max_body_bytes as usize),
-            clients: ClientResolver::new(config.trusted_proxies.clone(), config.client_ip_header),
-            rate_limits: rate_limits.clone(),
+            conventions: ConventionSettings {
+                docs_base: docs_base.clone(),
+                header_limits: config.header_limits(),
+                clients: ClientResolver::new(
+                    config.trusted_proxies.clone(),
+                    config.client_ip_header,
+                ),
+                rate_limits: rate_limits.clone(),
+                in_flight: InFlightCeiling::new(config.max_in_flight_per_client),
+                hsts: hsts.clone(),
+            },
+            body_limit: BodyLimit {
+                bytes: config.max_body_bytes as usize,
+                stall: config.body_timeout(),
+            },
             metrics: metrics.clone(),
             state,
         };
         // The HTTP layer's own rejections answer in the contract's shape too.
         let rejection_docs = docs_base.clone();
-        let rejection_hsts = settings.hsts.clone();
+        let rejection_hsts = hsts;
         let beating = watchdog.clone();
         let server = HttpServer::new(move || {
             // The factory runs on each worker thread: batch that worker's log lines, and beat.
@@ -251,6 +260,17 @@ impl Application {
                 .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
         )
         .client_request_timeout(config.request_head_timeout())
+        // Every wait a client controls after its head has arrived ends too (OPERATIONS.md,
+        // "Deadlines"): the body's is the extractor's (`http::extract::Body`); these two come
+        // from the patched actix-http under vendor/.
+        .deadlines(Deadlines {
+            send: Some(config.send_timeout()),
+            h2_idle: Some(config.h2_idle()),
+        })
+        // After an early answer (the client still sending), what it sends is read and dropped
+        // for this long before the close, so that its kernel does not reset the connection
+        // before it has read the answer.
+        .client_disconnect_timeout(LINGER)
         // HTTP/2 held to HTTP/1.1's line (OPERATIONS.md, "Connection limits"); these two settings
         // come from the patched actix-web and actix-http under vendor/.
         .h2_max_concurrent_streams(config.h2_max_concurrent_streams)
@@ -300,7 +320,7 @@ impl Application {
             server,
             local_addr,
             admin,
-            signals: ShutdownSignals::new(),
+            signals: Signals::new(),
             readiness,
             shutdown_delay: Duration::from_secs(config.shutdown_delay_secs),
             rate_limits,
@@ -339,16 +359,20 @@ impl Application {
         // Pruning walks every tracked client and gives memory back to the system: on a thread
         // of its own, not on this arbiter, which also answers signals and the admin listener.
         let pruning = spawn_pruning(self.rate_limits, self.prune_every);
-        let watching = self
-            .certificates
-            .map(|(store, every)| actix_web::rt::spawn(store.watch(every)));
+        let (mut signals, certificates) = (self.signals, self.certificates);
+        // SIGHUP reloads what can be reloaded, and never stops the process, TLS or not.
+        let hangups = signals.hangup.take();
+        let store = certificates.as_ref().map(|(store, _)| Arc::clone(store));
+        let reloading = actix_web::rt::spawn(reload_on_hangup(hangups, store));
+        let watching = certificates
+            .and_then(|(store, every)| every.map(|every| actix_web::rt::spawn(store.watch(every))));
         // A server runs once it is polled: the admin one on a task of its own.
         let admin = self.admin.map(|(server, _)| {
             let handle = server.handle();
             (handle, actix_web::rt::spawn(server))
         });
         let handle = self.server.handle();
-        let (readiness, delay, mut signals) = (self.readiness, self.shutdown_delay, self.signals);
+        let (readiness, delay) = (self.readiness, self.shutdown_delay);
         actix_web::rt::spawn(async move {
             let signal = signals.next().await;
             readiness.shutting_down();
@@ -369,6 +393,7 @@ impl Application {
         let served = self.server.await;
         drop(pruning);
         watching_store.abort();
+        reloading.abort();
         if let Some(watching) = watching {
             watching.abort();
         }
@@ -403,25 +428,54 @@ fn spawn_pruning(rate_limits: RateLimits, every: Duration) -> std::sync::mpsc::S
     stop
 }
 
-/// SIGTERM and SIGINT, listened for once for the whole shutdown.
-struct ShutdownSignals {
-    terminate: Option<tokio::signal::unix::Signal>,
-    interrupt: Option<tokio::signal::unix::Signal>,
+/// Reloads the certificate, when there is one, on every SIGHUP; otherwise says there is nothing
+/// to reload. Every other setting is read once at start, so a plain instance reloads nothing,
+/// but a SIGHUP must never stop it: systemd's `ExecReload` sends one, and without a handler
+/// the signal's default action ends the process with no drain.
+async fn reload_on_hangup(
+    hangups: Option<tokio::signal::unix::Signal>,
+    certificates: Option<Arc<CertificateStore>>,
+) {
+    let Some(mut hangups) = hangups else {
+        return;
+    };
+    while hangups.recv().await.is_some() {
+        match &certificates {
+            Some(store) => store.reload_and_log("SIGHUP"),
+            None => log::info!(
+                "SIGHUP received: nothing to reload (no certificate; other settings are read at \
+                 start)"
+            ),
+        }
+    }
 }
 
-impl ShutdownSignals {
+/// SIGTERM and SIGINT, listened for once for the whole shutdown, and SIGHUP; all three from
+/// the moment the server is built, so that none arriving early takes its default action.
+struct Signals {
+    terminate: Option<tokio::signal::unix::Signal>,
+    interrupt: Option<tokio::signal::unix::Signal>,
+    hangup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
     fn new() -> Self {
         use tokio::signal::unix::{SignalKind, signal};
-        let (terminate, interrupt) = (
+        let (terminate, interrupt, hangup) = (
             signal(SignalKind::terminate()).ok(),
             signal(SignalKind::interrupt()).ok(),
+            signal(SignalKind::hangup()).ok(),
         );
         if terminate.is_none() || interrupt.is_none() {
             log::error!("cannot listen for SIGTERM/SIGINT; stop the process with SIGKILL");
         }
-        ShutdownSignals {
+        if hangup.is_none() {
+            log::error!("cannot listen for SIGHUP: a SIGHUP would stop the process");
+        }
+        Signals {
             terminate,
             interrupt,
+            hangup,
         }
     }
 

@@ -18,14 +18,14 @@ use crate::helpers::{spawn_app, spawn_app_with};
 
 /// A response as read off the wire.
 #[derive(Debug)]
-struct Raw {
-    status: u16,
-    headers: BTreeMap<String, String>,
-    body: Vec<u8>,
+pub(crate) struct Raw {
+    pub(crate) status: u16,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) body: Vec<u8>,
 }
 
 impl Raw {
-    fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).map(String::as_str)
     }
 
@@ -50,7 +50,7 @@ fn exchange(address: SocketAddr, request: &[u8]) -> Option<Raw> {
 }
 
 /// The final response in `answer`, past any interim `1xx` (a `100 Continue`).
-fn parse(mut answer: &[u8]) -> Option<Raw> {
+pub(crate) fn parse(mut answer: &[u8]) -> Option<Raw> {
     let (end, head, status) = loop {
         let end = answer.windows(4).position(|window| window == b"\r\n\r\n")?;
         let head = std::str::from_utf8(&answer[..end]).ok()?;
@@ -85,7 +85,7 @@ fn request(method: &str, target: &str, extra: &str) -> Vec<u8> {
 
 /// Every error answer: the contract's JSON error, its id equal to `Service-Request-Id`, never
 /// cached. Returns the error object.
-fn assert_contract_error(raw: &Raw, status: u16, code: &str) -> Value {
+pub(crate) fn assert_contract_error(raw: &Raw, status: u16, code: &str) -> Value {
     assert_eq!(raw.status, status, "{raw:?}");
     assert_eq!(
         raw.header("content-type"),

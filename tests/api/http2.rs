@@ -12,7 +12,7 @@ use tokio::net::TcpStream;
 use crate::helpers::{TestApp, spawn_app_with};
 use crate::tls::TestPki;
 
-async fn tls_app_with(
+pub(crate) async fn tls_app_with(
     pki: &TestPki,
     configure: impl FnOnce(&mut partner_api::server::config::ServerConfig),
 ) -> TestApp {
@@ -38,7 +38,10 @@ async fn h2_connect(
 
 /// A TLS connection to `app` that has agreed on HTTP/2 by ALPN, for a client of the `h2` crate
 /// or for frames written by hand.
-async fn h2_tls(pki: &TestPki, app: &TestApp) -> tokio_rustls::client::TlsStream<TcpStream> {
+pub(crate) async fn h2_tls(
+    pki: &TestPki,
+    app: &TestApp,
+) -> tokio_rustls::client::TlsStream<TcpStream> {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(CertificateDer::from_pem_file(&pki.ca_path).unwrap())
@@ -301,7 +304,7 @@ async fn an_idle_http2_connection_is_closed_after_the_keep_alive_time() {
 }
 
 /// The sample lines of the admin listener's `/metrics` that start with `prefix`.
-async fn metric_samples(app: &TestApp, prefix: &str) -> Vec<String> {
+pub(crate) async fn metric_samples(app: &TestApp, prefix: &str) -> Vec<String> {
     let text = app
         .client
         .get(format!("{}/metrics", app.admin_address))

@@ -5,6 +5,7 @@ mod admin;
 mod body;
 mod contract;
 mod conventions;
+mod deadlines;
 mod docs;
 mod edge;
 mod faults;

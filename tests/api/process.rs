@@ -790,3 +790,23 @@ fn every_numeric_setting_has_a_range_or_works() {
         }
     }
 }
+
+/// SIGHUP never stops the service, TLS or not: a plain instance had no handler, so systemd's
+/// `ExecReload` (which sends SIGHUP) ended it with status 129, no drain and no log line. Now it
+/// says there is nothing to reload and serves on; then SIGTERM still drains and exits 0.
+#[test]
+fn sighup_never_stops_a_plain_instance() {
+    let mut server = ServerProcess::start(&["--shutdown-delay-secs", "0"]);
+    for _ in 0..2 {
+        server.signal(libc::SIGHUP);
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(
+            server.child.try_wait().unwrap().is_none(),
+            "the process exited on SIGHUP"
+        );
+    }
+    server.wait_for_line("SIGHUP received: nothing to reload");
+    assert!(ping(&server).starts_with("HTTP/1.1 200 OK\r\n"));
+    server.signal(libc::SIGTERM);
+    assert_eq!(server.wait_for_exit().code(), Some(0));
+}

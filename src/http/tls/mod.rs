@@ -252,43 +252,14 @@ impl CertificateStore {
         Ok(config)
     }
 
-    /// Watches for SIGHUP and, every `every` (if set), for changed files; reloads on either.
-    pub async fn watch(self: Arc<Self>, every: Option<Duration>) {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut hangup = match signal(SignalKind::hangup()) {
-            Ok(hangup) => Some(hangup),
-            Err(error) => {
-                log::error!(
-                    "cannot listen for SIGHUP ({error}); certificates reload on file changes only"
-                );
-                None
-            }
-        };
-        let mut ticks = every.map(actix_web::rt::time::interval);
+    /// Checks the files every `every` for changes and reloads when they changed. (SIGHUP is
+    /// the server's to listen for, in every mode: `server::startup`.)
+    pub async fn watch(self: Arc<Self>, every: Duration) {
+        let mut ticks = actix_web::rt::time::interval(every);
         loop {
-            let changed = async {
-                match ticks.as_mut() {
-                    Some(ticks) => {
-                        ticks.tick().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            let hung_up = async {
-                match hangup.as_mut() {
-                    Some(hangup) => {
-                        hangup.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            tokio::select! {
-                () = hung_up => self.reload_and_log("SIGHUP"),
-                () = changed => {
-                    if self.files_changed() {
-                        self.reload_and_log("the files changed");
-                    }
-                }
+            ticks.tick().await;
+            if self.files_changed() {
+                self.reload_and_log("the files changed");
             }
         }
     }

@@ -133,6 +133,8 @@ struct SeriesCells {
 struct WorkerGauges {
     in_flight: AtomicI64,
     refusals: [AtomicU64; 2],
+    in_flight_refusals: AtomicU64,
+    aborted: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -289,6 +291,18 @@ impl WorkerMetrics {
     /// A request refused by the rate limiter of `policy`.
     pub fn refused(&self, policy: PolicyName) {
         self.gauges.refusals[policy as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A request refused because its client had as many requests in flight as it may.
+    pub fn refused_in_flight(&self) {
+        self.gauges
+            .in_flight_refusals
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A response whose connection let go of it before its last byte.
+    pub fn aborted(&self) {
+        self.gauges.aborted.fetch_add(1, Ordering::Relaxed);
     }
 
     /// One answered request.
@@ -504,6 +518,33 @@ impl Collector for RequestCollector {
                 .encode_family(&[("policy", policy.as_str())])?
                 .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
         }
+        let in_flight_refusals: u64 = workers
+            .iter()
+            .map(|worker| worker.in_flight_refusals.load(Ordering::Relaxed))
+            .sum();
+        encoder
+            .encode_descriptor(
+                "partner_api_in_flight_refusals",
+                "Requests refused with 429 rate_limited because their client already had \
+                 --max-in-flight-per-client requests in flight.",
+                None,
+                MetricType::Counter,
+            )?
+            .encode_counter::<NoLabelSet, _, u64>(&in_flight_refusals, None)?;
+        let aborted: u64 = workers
+            .iter()
+            .map(|worker| worker.aborted.load(Ordering::Relaxed))
+            .sum();
+        encoder
+            .encode_descriptor(
+                "partner_api_http_responses_aborted",
+                "Responses whose connection ended before their last byte was handed to it: the \
+                 client went away, or read nothing within --send-timeout-secs. Each is also \
+                 counted in partner_api_http_requests_total with its status.",
+                None,
+                MetricType::Counter,
+            )?
+            .encode_counter::<NoLabelSet, _, u64>(&aborted, None)?;
         Ok(())
     }
 }

@@ -6,7 +6,7 @@ use actix_service::{IntoServiceFactory, Service, ServiceFactory};
 use crate::{
     body::{BoxBody, MessageBody},
     config::{
-        GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
+        Deadlines, GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
         DEFAULT_H2_STREAM_WINDOW_SIZE,
     },
     h1::{self, ExpectHandler, H1Service, UpgradeHandler},
@@ -31,6 +31,7 @@ pub struct HttpServiceBuilder<T, S, X = ExpectHandler, U = UpgradeHandler> {
     h2_max_concurrent_streams: Option<u32>,
     h2_max_header_list_size: Option<u32>,
     h1_error_response: Option<H1ErrorResponse>,
+    deadlines: Deadlines,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
     expect: X,
     upgrade: Option<U>,
@@ -61,6 +62,7 @@ where
             h2_max_concurrent_streams: None,
             h2_max_header_list_size: None,
             h1_error_response: None,
+            deadlines: Deadlines::default(),
             graceful_shutdown_signal: None,
 
             // dispatcher parts
@@ -234,6 +236,14 @@ where
         self
     }
 
+    /// Sets the deadlines of the waits a client controls.
+    ///
+    /// See [`Deadlines`] for more details.
+    pub fn deadlines(mut self, deadlines: Deadlines) -> Self {
+        self.deadlines = deadlines;
+        self
+    }
+
     /// Provide service for `EXPECT: 100-Continue` support.
     ///
     /// Service get called with request that contains `EXPECT: 100-Continue` header.
@@ -260,6 +270,7 @@ where
             h2_max_concurrent_streams: self.h2_max_concurrent_streams,
             h2_max_header_list_size: self.h2_max_header_list_size,
             h1_error_response: self.h1_error_response,
+            deadlines: self.deadlines,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: expect.into_factory(),
             upgrade: self.upgrade,
@@ -293,6 +304,7 @@ where
             h2_max_concurrent_streams: self.h2_max_concurrent_streams,
             h2_max_header_list_size: self.h2_max_header_list_size,
             h1_error_response: self.h1_error_response,
+            deadlines: self.deadlines,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: self.expect,
             upgrade: Some(upgrade.into_factory()),
@@ -337,6 +349,7 @@ where
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
+            .deadlines(self.deadlines)
             .build();
 
         H1Service::with_config(cfg, service.into_factory())
@@ -370,6 +383,7 @@ where
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
+            .deadlines(self.deadlines)
             .build();
 
         crate::h2::H2Service::with_config(cfg, service.into_factory())
@@ -400,6 +414,7 @@ where
             .graceful_shutdown_signal(self.graceful_shutdown_signal)
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
+            .deadlines(self.deadlines)
             .build();
 
         HttpService::with_config(cfg, service.into_factory())

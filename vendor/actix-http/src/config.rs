@@ -41,6 +41,22 @@ impl fmt::Debug for H1ErrorResponse {
     }
 }
 
+/// Deadlines for the waits a client controls after its request head has arrived.
+///
+/// Unset, a response waits for as long as the client leaves it unread, and an HTTP/2 connection
+/// without keep-alive is never closed for idling (upstream's behaviour).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Deadlines {
+    /// How long a response may make no progress towards the client: over HTTP/1 the socket
+    /// accepts none of the bytes waiting in the write buffer (the connection is then closed);
+    /// over HTTP/2 the client gives the stream no window (the stream is then reset with
+    /// `CANCEL`).
+    pub send: Option<Duration>,
+    /// How long an HTTP/2 connection with no stream open stays open, when keep-alive is
+    /// disabled (with keep-alive, the keep-alive time applies).
+    pub h2_idle: Option<Duration>,
+}
+
 pub(crate) type GracefulShutdownFuture = Pin<Box<dyn Future<Output = ()>>>;
 
 #[derive(Clone)]
@@ -230,6 +246,12 @@ impl ServiceConfigBuilder {
         self
     }
 
+    /// Sets the deadlines of the waits a client controls; see [`Deadlines`].
+    pub fn deadlines(mut self, deadlines: Deadlines) -> Self {
+        self.inner.deadlines = deadlines;
+        self
+    }
+
     pub(crate) fn h2_limits(
         mut self,
         max_concurrent_streams: Option<u32>,
@@ -266,6 +288,7 @@ struct Inner {
     h2_max_concurrent_streams: Option<u32>,
     h2_max_header_list_size: Option<u32>,
     h1_error_response: Option<H1ErrorResponse>,
+    deadlines: Deadlines,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
 }
 
@@ -286,6 +309,7 @@ impl Default for Inner {
             h2_max_concurrent_streams: None,
             h2_max_header_list_size: None,
             h1_error_response: None,
+            deadlines: Deadlines::default(),
             graceful_shutdown_signal: None,
         }
     }
@@ -315,6 +339,7 @@ impl ServiceConfig {
             h2_max_concurrent_streams: None,
             h2_max_header_list_size: None,
             h1_error_response: None,
+            deadlines: Deadlines::default(),
             graceful_shutdown_signal: None,
         }))
     }
@@ -410,6 +435,22 @@ impl ServiceConfig {
     /// HTTP/2 maximum request header list size, if one is set.
     pub fn h2_max_header_list_size(&self) -> Option<u32> {
         self.0.h2_max_header_list_size
+    }
+
+    /// How long a response may make no progress towards the client, if a limit is set.
+    pub fn client_send_timeout(&self) -> Option<Duration> {
+        self.0.deadlines.send
+    }
+
+    /// The deadline for a response that makes no progress towards the client, if one is set.
+    pub fn client_send_deadline(&self) -> Option<Instant> {
+        self.0.deadlines.send.map(|timeout| self.now() + timeout)
+    }
+
+    /// How long an HTTP/2 connection without streams stays open: the keep-alive time, or
+    /// else the idle deadline, if one is set.
+    pub fn h2_idle_timeout(&self) -> Option<Duration> {
+        self.keep_alive().duration().or(self.0.deadlines.h2_idle)
     }
 
     /// How the HTTP/1 dispatcher answers the requests it rejects itself, if set.

@@ -358,6 +358,10 @@ pub enum DispatchError {
     #[display("connection shutdown timeout")]
     DisconnectTimeout,
 
+    /// The client accepted none of a response's bytes within the send deadline.
+    #[display("response not read within the send deadline")]
+    SendTimeout,
+
     /// Handler dropped payload before reading EOF.
     #[display("handler dropped payload before reading EOF")]
     HandlerDroppedPayload,

@@ -9,7 +9,9 @@
 
 #[cfg(feature = "__compress")]
 pub use actix_http::encoding::Decoder as Decompress;
-pub use actix_http::{Extensions, H1ErrorResponse, Payload, RequestHead, Response, ResponseHead};
+pub use actix_http::{
+    Deadlines, Extensions, H1ErrorResponse, Payload, RequestHead, Response, ResponseHead,
+};
 use actix_router::Patterns;
 pub use actix_router::{Path, ResourceDef, ResourcePath, Url};
 pub use actix_server::{Server, ServerHandle};

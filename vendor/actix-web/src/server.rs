@@ -39,6 +39,7 @@ struct Config {
     h2_max_concurrent_streams: Option<u32>,
     h2_max_header_list_size: Option<u32>,
     h1_error_response: Option<actix_http::H1ErrorResponse>,
+    deadlines: actix_http::Deadlines,
     #[allow(dead_code)] // only dead when no TLS features are enabled
     tls_handshake_timeout: Option<Duration>,
 }
@@ -136,6 +137,7 @@ where
                 h2_max_concurrent_streams: None,
                 h2_max_header_list_size: None,
                 h1_error_response: None,
+                deadlines: actix_http::Deadlines::default(),
                 tls_handshake_timeout: None,
             })),
             backlog: 1024,
@@ -391,6 +393,15 @@ where
     /// By default the `h2` crate's limit of 16MiB applies.
     pub fn h2_max_header_list_size(self, max: u32) -> Self {
         self.config.lock().unwrap().h2_max_header_list_size = Some(max);
+        self
+    }
+
+    /// Sets the deadlines of the waits a client controls once its request head has arrived (a
+    /// response it does not read, an idle HTTP/2 connection without keep-alive).
+    ///
+    /// By default none is set.
+    pub fn deadlines(self, deadlines: actix_http::Deadlines) -> Self {
+        self.config.lock().unwrap().deadlines = deadlines;
         self
     }
 
@@ -725,6 +736,9 @@ where
                     }
 
 
+                    svc = svc.deadlines(cfg.deadlines);
+
+
                     if let Some(respond) = cfg.h1_error_response.clone() {
 
                         svc = svc.h1_error_response(respond);
@@ -805,6 +819,9 @@ where
                     if let Some(max) = cfg.h2_max_header_list_size {
                         svc = svc.h2_max_header_list_size(max);
                     }
+
+
+                    svc = svc.deadlines(cfg.deadlines);
 
 
                     if let Some(respond) = cfg.h1_error_response.clone() {
@@ -922,6 +939,9 @@ where
                     }
 
 
+                    svc = svc.deadlines(c.deadlines);
+
+
                     if let Some(respond) = c.h1_error_response.clone() {
 
                         svc = svc.h1_error_response(respond);
@@ -1008,6 +1028,9 @@ where
                     if let Some(max) = c.h2_max_header_list_size {
                         svc = svc.h2_max_header_list_size(max);
                     }
+
+
+                    svc = svc.deadlines(c.deadlines);
 
 
                     if let Some(respond) = c.h1_error_response.clone() {
@@ -1114,6 +1137,9 @@ where
                     }
 
 
+                    svc = svc.deadlines(c.deadlines);
+
+
                     if let Some(respond) = c.h1_error_response.clone() {
 
                         svc = svc.h1_error_response(respond);
@@ -1216,6 +1242,9 @@ where
                     if let Some(max) = c.h2_max_header_list_size {
                         svc = svc.h2_max_header_list_size(max);
                     }
+
+
+                    svc = svc.deadlines(c.deadlines);
 
 
                     if let Some(respond) = c.h1_error_response.clone() {
@@ -1321,6 +1350,9 @@ where
                     if let Some(max) = c.h2_max_header_list_size {
                         svc = svc.h2_max_header_list_size(max);
                     }
+
+
+                    svc = svc.deadlines(c.deadlines);
 
 
                     if let Some(respond) = c.h1_error_response.clone() {

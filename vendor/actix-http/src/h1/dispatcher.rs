@@ -19,7 +19,7 @@ use tokio::{
     time::sleep_until,
 };
 use tokio_util::codec::{Decoder as _, Encoder as _};
-use tracing::{error, trace};
+use tracing::{debug, error, trace};
 
 use super::{
     codec::Codec,
@@ -223,6 +223,9 @@ pin_project! {
         head_timer: TimerState,
         ka_timer: TimerState,
         shutdown_timer: TimerState,
+        // Runs while response bytes wait for a client that accepts none of them; restarted by
+        // every write that makes progress.
+        send_timer: TimerState,
         graceful_shutdown: Option<crate::config::GracefulShutdownFuture>,
 
         pub(super) io: Option<T>,
@@ -366,6 +369,7 @@ where
                     head_timer: TimerState::new(config.client_request_deadline().is_some()),
                     ka_timer: TimerState::new(config.keep_alive().enabled()),
                     shutdown_timer: TimerState::new(config.client_disconnect_deadline().is_some()),
+                    send_timer: TimerState::new(config.client_send_deadline().is_some()),
                     graceful_shutdown: config.graceful_shutdown(),
 
                     io: Some(io),
@@ -421,6 +425,8 @@ where
             h1_write_buffer_size,
             write_buf_needs_reset,
             buffers_grown,
+            send_timer,
+            config,
             ..
         } = self.project();
         let mut io = Pin::new(io.as_mut().unwrap());
@@ -454,9 +460,23 @@ where
 
                 Poll::Pending => {
                     write_buf.advance(written);
+                    // The send deadline runs from the last write that made progress.
+                    if let Some(deadline) = config.client_send_deadline() {
+                        match send_timer {
+                            TimerState::Active { timer } => {
+                                if written > 0 {
+                                    timer.as_mut().reset(deadline.into());
+                                }
+                            }
+                            _ => send_timer.set_and_init(cx, sleep_until(deadline.into()), line!()),
+                        }
+                    }
                     return Poll::Pending;
                 }
             }
+        }
+        if matches!(send_timer, TimerState::Active { .. }) {
+            send_timer.clear(line!());
         }
 
         // All bytes have been accepted by the I/O stream, so the buffer can be reused or released.
@@ -567,10 +587,10 @@ where
             (
                 this.flags.contains(Flags::DRAINING),
                 !is_upgrade
-                    && should_close_for_unread_payload(
+                    && (should_close_for_unread_payload(
                         this.payload.as_ref(),
                         *this.payload_drainable,
-                    ),
+                    ) || closes_with_unread_payload(&res, this.payload.as_ref())),
             )
         };
         // A connection that reads no more requests (the client half-closed, or its request's
@@ -623,10 +643,10 @@ where
             (
                 this.flags.contains(Flags::DRAINING),
                 !is_upgrade
-                    && should_close_for_unread_payload(
+                    && (should_close_for_unread_payload(
                         this.payload.as_ref(),
                         *this.payload_drainable,
-                    ),
+                    ) || closes_with_unread_payload(&res, this.payload.as_ref())),
             )
         };
         // A connection that reads no more requests (the client half-closed, or its request's
@@ -779,10 +799,12 @@ where
                                 // this.payload was the payload for the request we just finished
                                 // responding to. We can check to see if we finished reading it
                                 // yet, and if not, shutdown the connection.
+                                // A response that said it closes the connection does not
+                                // wait for the rest of an unread body either.
                                 let close_for_unread_payload = should_close_for_unread_payload(
                                     this.payload.as_ref(),
                                     *this.payload_drainable,
-                                );
+                                ) || (this.payload.is_some() && !this.codec.keep_alive());
                                 let not_pipelined = this.messages.is_empty();
 
                                 // payload stream finished.
@@ -837,10 +859,12 @@ where
                                 // this.payload was the payload for the request we just finished
                                 // responding to. We can check to see if we finished reading it
                                 // yet, and if not, shutdown the connection.
+                                // A response that said it closes the connection does not
+                                // wait for the rest of an unread body either.
                                 let close_for_unread_payload = should_close_for_unread_payload(
                                     this.payload.as_ref(),
                                     *this.payload_drainable,
-                                );
+                                ) || (this.payload.is_some() && !this.codec.keep_alive());
                                 let not_pipelined = this.messages.is_empty();
 
                                 // payload stream finished.
@@ -1272,6 +1296,20 @@ where
         Ok(())
     }
 
+    /// A response whose bytes the client accepted none of within the send deadline: the
+    /// connection is dropped, with the request's response unfinished.
+    fn poll_send_timer(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Result<(), DispatchError> {
+        let this = self.project();
+        if let TimerState::Active { timer } = this.send_timer {
+            if timer.as_mut().poll(cx).is_ready() {
+                trace!("response not read in time; dropping connection");
+                this.send_timer.clear(line!());
+                return Err(DispatchError::SendTimeout);
+            }
+        }
+        Ok(())
+    }
+
     fn poll_graceful_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) {
         let this = self.as_mut().project();
 
@@ -1296,6 +1334,7 @@ where
         self.as_mut().poll_head_timer(cx)?;
         self.as_mut().poll_ka_timer(cx)?;
         self.as_mut().poll_shutdown_timer(cx)?;
+        self.as_mut().poll_send_timer(cx)?;
 
         Ok(())
     }
@@ -1590,7 +1629,9 @@ where
                     // keep-alive and stream errors
                     if state_is_none && inner_p.write_buf.is_empty() {
                         if let Some(err) = inner_p.error.take() {
-                            error!("stream error: {}", &err);
+                            // A client's malformed or oversized request, answered already:
+                            // not the server's error, and a client could fill the log with it.
+                            debug!("stream error: {}", &err);
                             return Poll::Ready(Err(err));
                         }
 
@@ -1654,6 +1695,13 @@ where
             }
         }
     }
+}
+
+/// A response that says the connection closes after it, while the request's body is still
+/// unread: the rest is not drained (a client that stalled mid-body would hold the connection
+/// for as long as it likes) but read and dropped while lingering, then the connection closes.
+fn closes_with_unread_payload(res: &Response<()>, payload: Option<&PayloadSender>) -> bool {
+    payload.is_some() && res.head().connection_type() == ConnectionType::Close
 }
 
 fn should_close_for_unread_payload(

@@ -67,7 +67,8 @@ where
         conn_data: OnConnectData,
         timer: Option<Pin<Box<Sleep>>>,
     ) -> Self {
-        let ping_pong = config.keep_alive().duration().map(|dur| H2PingPong {
+        // Without keep-alive, the idle deadline still closes a connection with no streams.
+        let ping_pong = config.h2_idle_timeout().map(|dur| H2PingPong {
             timer: timer
                 .map(|mut timer| {
                     // reuse timer slot if it was initialized for handshake
@@ -163,6 +164,9 @@ where
                         // log error.
                         if let Err(err) = res {
                             match err {
+                                DispatchError::SendTimeout => {
+                                    tracing::debug!("response not read in time; stream reset");
+                                }
                                 DispatchError::SendResponse(err) => {
                                     tracing::trace!("Error sending response: {err:?}");
                                 }
@@ -188,7 +192,8 @@ where
                                 Poll::Ready(_) => {
                                     ping_pong.in_flight = false;
 
-                                    let dead_line = this.config.keep_alive_deadline().unwrap();
+                                    let idle = this.config.h2_idle_timeout().unwrap();
+                                    let dead_line = this.config.now() + idle;
                                     ping_pong.timer.as_mut().reset(dead_line.into());
                                 }
                                 Poll::Pending => {
@@ -206,7 +211,7 @@ where
                                 // finished: drop the connection.
                                 return Poll::Ready(Ok(()));
                             }
-                            let keep_alive = this.config.keep_alive().duration().unwrap();
+                            let keep_alive = this.config.h2_idle_timeout().unwrap();
                             let now = this.config.now();
                             if this.open_streams.get() == 0
                                 && now >= this.last_active.get() + keep_alive
@@ -221,8 +226,7 @@ where
 
                             ping_pong.ping_pong.send_ping(Ping::opaque())?;
 
-                            let dead_line = this.config.keep_alive_deadline().unwrap();
-                            ping_pong.timer.as_mut().reset(dead_line.into());
+                            ping_pong.timer.as_mut().reset((now + keep_alive).into());
 
                             ping_pong.in_flight = true;
                         }
@@ -235,6 +239,7 @@ where
 }
 
 enum DispatchError {
+    SendTimeout,
     SendResponse(h2::Error),
     SendData(h2::Error),
     ResponseBody(Box<dyn StdError>),
@@ -253,6 +258,7 @@ where
 
     // prepare response.
     let mut size = body.size();
+    let send_timeout = config.client_send_timeout();
     let res = prepare_response(config, res.head(), &mut size);
     let eof_or_head = size.is_eof() || head_req;
 
@@ -277,7 +283,22 @@ where
             // reserve enough space and wait for stream ready.
             stream.reserve_capacity(chunk_size);
 
-            match poll_fn(|cx| stream.poll_capacity(cx)).await {
+            // A client that opens no window for the stream within the send deadline holds
+            // the response no longer: the stream is reset.
+            let capacity = poll_fn(|cx| stream.poll_capacity(cx));
+            let capacity = match send_timeout {
+                None => capacity.await,
+                Some(timeout) => {
+                    match tokio::time::timeout(timeout, capacity).await {
+                        Ok(capacity) => capacity,
+                        Err(_) => {
+                            stream.send_reset(h2::Reason::CANCEL);
+                            return Err(DispatchError::SendTimeout);
+                        }
+                    }
+                }
+            };
+            match capacity {
                 // No capacity left. drop body and return.
                 None => return Ok(()),
 
