@@ -9,6 +9,7 @@
 //!
 //! - `origin.rs`: where `doc_url` in error bodies points;
 //! - `header_limits.rs`: how many header fields, and bytes of them, a request may have;
+//! - `addressing.rs`: one valid `Host`, and an `http` or `https` scheme;
 //! - `shaping.rs`: every error (an `ApiError`, an actix-web extractor or payload error, a bare
 //!   status from a middleware, the HTTP layer's own rejections) as the contract's JSON error
 //!   object, and the headers every response carries (`Service-Request-Id`,
@@ -25,6 +26,7 @@
 //! costs, 4%: more than the 1% an optimisation must save to stay. A new endpoint gets all of
 //! this by being registered.
 
+mod addressing;
 mod header_limits;
 mod origin;
 mod recording;
@@ -281,7 +283,12 @@ where
         slot,
         started,
     } = admitted;
-    let too_large = parts.header_limits.check(request.headers());
+    // Refused before routing: too many or too large header fields, or a Host or scheme this
+    // service cannot be addressed by.
+    let refused = parts
+        .header_limits
+        .check(request.headers())
+        .or_else(|| addressing::check(&request));
     // What the handler and the code it calls know of the request (`http::context`).
     let context = RequestContext::new(
         request_id,
@@ -296,7 +303,7 @@ where
         // The inner call is made inside the guarded future so that a panic in its
         // synchronous part (routing) is caught as well. A request over the header limits is
         // not routed.
-        let outcome = match too_large {
+        let outcome = match refused {
             Some(error) => Ok(Err(error.into())),
             None => {
                 // Polled with its context current, so the handler's log lines carry the id.

@@ -3,7 +3,10 @@
 //! included, and the headers every response carries.
 
 use std::borrow::Cow;
-use std::time::Instant;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use actix_web::Error;
 use actix_web::dev::ServiceResponse;
@@ -16,18 +19,24 @@ use crate::errors::{ApiError, ErrorCode};
 use crate::http::routes::{NoRoute, RouteTable};
 use crate::http::view::RequestView;
 use crate::observability::logging::{self, AccessRecord};
+use crate::observability::metrics::Metrics;
 use crate::rate_limit::QuotaFields;
 use crate::request_id::RequestId;
 
 /// The answer to a request the HTTP layer rejected before it could be routed (a malformed,
 /// too large or too slow request head; see the vendored actix-http's `H1ErrorResponse`): the
 /// contract's JSON error for `status`, with a request id and the convention headers, like
-/// every other answer, and an access line, since the request never reaches the middleware.
-/// The connection is closed after it, as the HTTP layer decided.
+/// every other answer. The request never reaches the middleware, so it is recorded here: an
+/// access line naming the connection's peer (no header of a malformed head can be trusted to
+/// name another client), the requests' counter (`unmatched`, `other`), and a warning that
+/// sums them up at most once a minute, since a client can send such requests at will. The
+/// connection is closed after it, as the HTTP layer decided.
 pub fn http_layer_rejection(
     status: StatusCode,
+    peer: Option<SocketAddr>,
     docs_base: &DocsBase,
     hsts: Option<&HeaderValue>,
+    metrics: Option<&Metrics>,
 ) -> actix_web::HttpResponse {
     let started = Instant::now();
     let request_id = RequestId::generate();
@@ -35,19 +44,64 @@ pub fn http_layer_rejection(
     // Nothing of the request can be trusted, its `Host` included.
     let mut response = error.to_response(&request_id, docs_base.resolve(None));
     set_convention_headers(response.headers_mut(), &request_id, hsts.cloned(), None);
+    let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+    if let Some(metrics) = metrics {
+        metrics.record_rejection(status.as_u16(), micros);
+    }
+    REJECTIONS.count(status.as_u16());
     if logging::access_log_enabled() {
         logging::write_access(&AccessRecord {
             request_id: &request_id,
-            client: None,
+            client: peer.map(|peer| peer.ip().to_canonical()),
             method: "-",
             path: "-",
             status: status.as_u16(),
-            micros: u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX),
+            micros,
             trace_id: None,
             aborted: false,
         });
     }
     response
+}
+
+/// How often at most the HTTP layer's rejections are summed up in a warning.
+const REJECTION_SUMMARY_EVERY: Duration = Duration::from_secs(60);
+
+/// The HTTP layer's rejections since the last summary.
+static REJECTIONS: RejectionSummary = RejectionSummary {
+    since: Mutex::new(None),
+};
+
+struct RejectionSummary {
+    /// When the current interval started, and the rejections in it by status.
+    since: Mutex<Option<(Instant, BTreeMap<u16, u64>)>>,
+}
+
+impl RejectionSummary {
+    /// Counts one rejection; the first after an interval has passed writes the summary of the
+    /// interval (so a flood of bad requests writes one line a minute, and a quiet service none).
+    fn count(&self, status: u16) {
+        let now = Instant::now();
+        let mut since = self.since.lock().unwrap_or_else(|e| e.into_inner());
+        let (started, counts) = since.get_or_insert_with(|| (now, BTreeMap::new()));
+        *counts.entry(status).or_default() += 1;
+        if now.duration_since(*started) < REJECTION_SUMMARY_EVERY {
+            return;
+        }
+        let total: u64 = counts.values().sum();
+        let by_status = counts
+            .iter()
+            .map(|(status, count)| format!("{status}: {count}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let seconds = now.duration_since(*started).as_secs();
+        *since = Some((now, BTreeMap::new()));
+        drop(since);
+        log::warn!(
+            "the HTTP layer rejected {total} malformed, oversized or slow requests in the last \
+             {seconds} s ({by_status}); each has an access line"
+        );
+    }
 }
 
 pub(crate) fn set_convention_headers(

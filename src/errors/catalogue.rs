@@ -74,6 +74,8 @@ pub enum ErrorCode {
     RequestTimeout,
     /// The request target (path and query) is longer than the service reads.
     UriTooLong,
+    /// The request's HTTP version is one the service does not speak.
+    HttpVersionNotSupported,
     /// Too many requests from this client.
     RateLimited,
     /// A fault on the service side.
@@ -97,7 +99,7 @@ pub struct CodeSpec {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 14] = [
+    pub const ALL: [ErrorCode; 15] = [
         ErrorCode::ResourceMissing,
         ErrorCode::MethodNotAllowed,
         ErrorCode::ParameterUnknown,
@@ -110,6 +112,7 @@ impl ErrorCode {
         ErrorCode::RequestInvalid,
         ErrorCode::RequestTimeout,
         ErrorCode::UriTooLong,
+        ErrorCode::HttpVersionNotSupported,
         ErrorCode::RateLimited,
         ErrorCode::InternalError,
     ];
@@ -237,6 +240,18 @@ impl ErrorCode {
                 when: "The request target (path and query) is longer than the service reads \
                        (64 KiB). The connection is closed after the answer.",
                 client_action: "Do not retry unchanged. Send a shorter path and query.",
+            },
+            ErrorCode::HttpVersionNotSupported => &CodeSpec {
+                code: "http_version_not_supported",
+                status: StatusCode::HTTP_VERSION_NOT_SUPPORTED,
+                error_type: InvalidRequestError,
+                default_message: "The request's HTTP version is not supported.",
+                when: "The request line names an HTTP version whose major version is not 1 \
+                       (HTTP/2 sent as text, say). The service speaks HTTP/1.1 and HTTP/1.0 in \
+                       text, and HTTP/2 over TLS through ALPN. The connection is closed after \
+                       the answer.",
+                client_action: "Do not retry unchanged. Send HTTP/1.1, or negotiate HTTP/2 \
+                                over TLS.",
             },
             ErrorCode::RateLimited => &CodeSpec {
                 code: "rate_limited",

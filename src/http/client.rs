@@ -103,6 +103,15 @@ impl ClientIpHeader {
     }
 }
 
+impl ClientIpHeader {
+    fn header_name(&self) -> &'static HeaderName {
+        match self {
+            ClientIpHeader::XForwardedFor => &X_FORWARDED_FOR,
+            ClientIpHeader::Forwarded => &header::FORWARDED,
+        }
+    }
+}
+
 impl FromStr for ClientIpHeader {
     type Err = String;
 
@@ -131,7 +140,7 @@ pub struct ClientResolver {
     header: ClientIpHeader,
 }
 
-const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 
 impl ClientResolver {
     pub fn new(trusted_proxies: Vec<IpNetwork>, header: ClientIpHeader) -> Self {
@@ -154,21 +163,19 @@ impl ClientResolver {
         if self.trusted_proxies.is_empty() || !self.is_trusted(peer) {
             return Some(peer);
         }
-        // Hops are listed client first; walk back from the proxy nearest to us. Only the
-        // header the proxies write is read.
-        let hops: Vec<Option<IpAddr>> = match self.header {
-            ClientIpHeader::Forwarded => header_elements(headers, &header::FORWARDED)
-                .map(forwarded_for)
-                .collect(),
-            ClientIpHeader::XForwardedFor => header_elements(headers, &X_FORWARDED_FOR)
-                .map(parse_node)
-                .collect(),
+        // Hops are listed client first; walk back from the proxy nearest to us, reading each
+        // element only when the walk reaches it: a client can make the header as long as it
+        // likes, but only the hops from the last untrusted one rightwards are ever parsed. Only
+        // the header the proxies write is read.
+        let parse: fn(&str) -> Option<IpAddr> = match self.header {
+            ClientIpHeader::Forwarded => forwarded_for,
+            ClientIpHeader::XForwardedFor => parse_node,
         };
         let mut client = None;
-        for hop in hops.iter().rev() {
+        for hop in elements_from_the_right(headers, self.header.header_name()).map(parse) {
             match hop {
-                Some(ip) if self.is_trusted(*ip) => client = Some(*ip),
-                Some(ip) => return Some(*ip),
+                Some(ip) if self.is_trusted(ip) => client = Some(ip),
+                Some(ip) => return Some(ip),
                 // An obfuscated or unknown hop cannot be trusted or keyed.
                 None => return None,
             }
@@ -184,13 +191,15 @@ impl ClientResolver {
 /// proxy that merges lines (nginx's `$proxy_add_x_forwarded_for`) puts the client's bytes and
 /// its own record on one line, and the proxy's record must still be read, or the client could
 /// make itself the proxy, or unknown, with one odd byte.
-fn header_elements<'a>(
+/// They come last line first, each line's last element first: the order the walk reads them.
+fn elements_from_the_right<'a>(
     headers: &'a HeaderMap,
     name: &'a HeaderName,
 ) -> impl Iterator<Item = &'a str> + 'a {
     headers
         .get_all(name)
-        .flat_map(|value| value.as_bytes().split(|byte| *byte == b','))
+        .rev()
+        .flat_map(|value| value.as_bytes().rsplit(|byte| *byte == b','))
         .map(|element| std::str::from_utf8(element).map_or("unknown", str::trim))
         .filter(|element| !element.is_empty())
 }

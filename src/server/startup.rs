@@ -245,7 +245,12 @@ impl Application {
         };
         // The HTTP layer's own rejections answer in the contract's shape too.
         let rejection_docs = docs_base.clone();
+        let deadlines = Deadlines {
+            send: Some(config.send_timeout()),
+            h2_idle: Some(config.h2_idle()),
+        };
         let rejection_hsts = hsts;
+        let rejection_metrics = metrics.clone();
         let beating = watchdog.clone();
         let server = HttpServer::new(move || {
             // The factory runs on each worker thread: batch that worker's log lines, and beat.
@@ -263,10 +268,7 @@ impl Application {
         // Every wait a client controls after its head has arrived ends too (OPERATIONS.md,
         // "Deadlines"): the body's is the extractor's (`http::extract::Body`); these two come
         // from the patched actix-http under vendor/.
-        .deadlines(Deadlines {
-            send: Some(config.send_timeout()),
-            h2_idle: Some(config.h2_idle()),
-        })
+        .deadlines(deadlines)
         // After an early answer (the client still sending), what it sends is read and dropped
         // for this long before the close, so that its kernel does not reset the connection
         // before it has read the answer.
@@ -278,8 +280,15 @@ impl Application {
         .tls_handshake_timeout(Duration::from_millis(config.tls_handshake_timeout_ms))
         // Also from the patched actix-http: a malformed, too large or too slow request head gets
         // the contract's JSON error, not an empty body.
-        .h1_error_response(H1ErrorResponse::new(move |status| {
-            http_layer_rejection(status, &rejection_docs, rejection_hsts.as_ref()).into()
+        .h1_error_response(H1ErrorResponse::new(move |status, peer| {
+            http_layer_rejection(
+                status,
+                peer,
+                &rejection_docs,
+                rejection_hsts.as_ref(),
+                rejection_metrics.as_ref(),
+            )
+            .into()
         }))
         .shutdown_timeout(config.shutdown_grace_secs)
         // Signals are handled in `run_until_stopped`: actix-server would stop at once on
@@ -303,10 +312,20 @@ impl Application {
                     metrics,
                     docs_base,
                 };
+                // The admin listener's waits and rejections are the API's: probes and scrapers
+                // are clients too, and a malformed request gets the contract's error.
+                let admin_docs = state.docs_base.clone();
                 let server = HttpServer::new(move || admin::app(state.clone()))
                     .workers(1)
                     .disable_signals()
                     .shutdown_timeout(1)
+                    .client_request_timeout(config.request_head_timeout())
+                    .deadlines(deadlines)
+                    .client_disconnect_timeout(LINGER)
+                    .h1_error_response(H1ErrorResponse::new(move |status, peer| {
+                        // Plain HTTP, so no HSTS; not counted with the API's requests.
+                        http_layer_rejection(status, peer, &admin_docs, None, None).into()
+                    }))
                     .listen(listener)
                     .map_err(|error| StartupError::Bind(admin_addr, error))?
                     .run();

@@ -369,3 +369,43 @@ async fn an_idle_http2_connection_closes_with_keep_alive_off() {
         "the idle connection is still open after 10 s"
     );
 }
+
+/// An early answer reaches a client still sending: a 200 KB request target is answered 414
+/// once the server has read 32 KiB of it, and the server used to close with the rest unread,
+/// so the kernel reset the connection and the client often never read the JSON error. Now the
+/// connection lingers, reading and dropping, before it closes: 20 answers in 20.
+#[actix_web::test]
+async fn an_early_answer_is_read_before_the_close() {
+    let app = spawn_app_with(|_| {}).await;
+    let address = app.local_addr;
+    let answers = actix_web::rt::task::spawn_blocking(move || {
+        let request = format!(
+            "GET /{} HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            "a".repeat(200_000)
+        );
+        (0..20)
+            .map(|_| {
+                let mut stream = TcpStream::connect(address).unwrap();
+                stream
+                    .set_read_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
+                stream
+                    .set_write_timeout(Some(Duration::from_secs(10)))
+                    .unwrap();
+                // The server may answer before all of it is written.
+                let _ = stream.write_all(request.as_bytes());
+                let mut answer = Vec::new();
+                let read = stream.read_to_end(&mut answer);
+                (read.map_err(|error| error.kind()), parse(&answer))
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    for (read, raw) in answers {
+        assert_eq!(read.map(|_| ()), Ok(()), "the connection was reset");
+        let raw = raw.expect("an answer");
+        assert_contract_error(&raw, 414, "uri_too_long");
+        assert_eq!(raw.header("connection"), Some("close"));
+    }
+}

@@ -413,6 +413,12 @@ async fn the_http_layers_rejections_are_contract_errors() {
         (
             "HTTP/2.0 sent as text",
             b"GET /v1/ping HTTP/2.0\r\nHost: x\r\n\r\n".to_vec(),
+            505,
+            "http_version_not_supported",
+        ),
+        (
+            "a malformed version",
+            b"GET /v1/ping HTTP/2\r\nHost: x\r\n\r\n".to_vec(),
             400,
             "request_invalid",
         ),
@@ -478,7 +484,109 @@ async fn the_http_layers_rejections_are_contract_errors() {
         assert_eq!(error["message"], expected.default_message, "{name}");
         assert_eq!(error["type"], expected.error_type.as_str(), "{name}");
         assert_eq!(error["param"], Value::Null, "{name}");
+        // Recorded like every answer: an access line naming the connection's peer.
+        let id = raw.header("service-request-id").unwrap();
+        let lines = crate::helpers::log_lines_containing(id);
+        assert_eq!(lines.len(), 1, "{name}: {lines:#?}");
+        assert!(
+            lines[0].contains(&format!("{id} 127.0.0.1 \"- -\" {status} ")),
+            "{name}: {}",
+            lines[0]
+        );
     }
+    // And counted, as no route and no method: the HTTP layer read neither.
+    let admin: SocketAddr = app.admin_address["http://".len()..].parse().unwrap();
+    let counters = actix_web::rt::task::spawn_blocking(move || request_counters(admin))
+        .await
+        .unwrap();
+    for (status, count) in [(400, 5), (414, 2), (431, 1), (505, 1)] {
+        let series = format!(
+            r#"partner_api_http_requests_total{{route="unmatched",method="other",status="{status}"}}"#
+        );
+        assert_eq!(
+            counters.get(&series),
+            Some(&f64::from(count)),
+            "{series}: {counters:#?}"
+        );
+    }
+}
+
+/// What a request says it addresses is checked before it is routed: one `Host` holding a host
+/// and an optional port, and (HTTP/2, or an absolute target) a scheme of http or https. (Two
+/// `Host` fields are refused by the HTTP layer itself, in its words.)
+#[actix_web::test]
+async fn a_request_must_address_this_service_by_a_valid_host_and_scheme() {
+    let app = spawn_app().await;
+    let address = app.local_addr;
+    let host_message = "The request must have one Host header holding a host name or address, \
+                        with an optional port.";
+    let cases: Vec<(&str, &[u8], &str)> = vec![
+        (
+            "a space in Host",
+            b"GET /v1/ping HTTP/1.1\r\nHost: a b\r\n\r\n",
+            host_message,
+        ),
+        (
+            "two Host fields",
+            b"GET /v1/ping HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            "The request could not be understood.",
+        ),
+        (
+            "userinfo in Host",
+            b"GET /v1/ping HTTP/1.1\r\nHost: u@a\r\n\r\n",
+            host_message,
+        ),
+        (
+            "a scheme that is not http",
+            b"GET foo://localhost/v1/ping HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            "The request's scheme must be http or https.",
+        ),
+    ];
+    let answers = actix_web::rt::task::spawn_blocking(move || {
+        cases
+            .into_iter()
+            .map(|(name, bytes, message)| (name, exchange(address, bytes), message))
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap();
+    for (name, raw, message) in answers {
+        let raw = raw.unwrap_or_else(|| panic!("{name}: no answer"));
+        let error = assert_contract_error(&raw, 400, "request_invalid");
+        assert_eq!(error["message"], message, "{name}");
+    }
+    // The ordinary forms are served.
+    let fine = actix_web::rt::task::spawn_blocking(move || {
+        [
+            &b"GET /v1/ping HTTP/1.1\r\nHost: localhost:8080\r\n\r\n"[..],
+            b"GET /v1/ping HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n",
+            b"GET http://localhost/v1/ping HTTP/1.1\r\nHost: localhost\r\n\r\n",
+            b"GET /v1/ping HTTP/1.0\r\n\r\n",
+        ]
+        .map(|bytes| exchange(address, bytes).map(|raw| raw.status))
+    })
+    .await
+    .unwrap();
+    assert_eq!(fine, [Some(200); 4]);
+}
+
+/// The admin listener's own rejections were an empty 400 with no request id; they are the
+/// contract's errors too.
+#[actix_web::test]
+async fn the_admin_listeners_rejections_are_contract_errors() {
+    let app = spawn_app().await;
+    let admin: SocketAddr = app.admin_address["http://".len()..].parse().unwrap();
+    let raw = actix_web::rt::task::spawn_blocking(move || {
+        exchange(
+            admin,
+            b"GET /livez HTTP/1.1\r\nHost: x\r\nX-Bad: a\x00b\r\n\r\n",
+        )
+    })
+    .await
+    .unwrap()
+    .expect("an answer");
+    assert_contract_error(&raw, 400, "request_invalid");
+    assert_eq!(raw.header("connection"), Some("close"));
 }
 
 /// A request head that does not arrive in time gets the contract's 408, body and all, once.

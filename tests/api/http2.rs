@@ -400,3 +400,34 @@ async fn a_slow_reader_is_in_flight_until_the_last_byte_and_its_duration_shows_i
     assert!(seconds >= hold.as_secs_f64(), "{sum:?}");
     driving.abort();
 }
+
+/// HTTP/2 carries the scheme in `:scheme`, which nothing checked: `foo` was served. Only
+/// `http` and `https` are.
+#[actix_web::test]
+async fn an_http2_request_with_a_foreign_scheme_is_refused() {
+    let pki = TestPki::new("h2-scheme");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let (client, connection) = h2_connect(&pki, &app).await;
+    let driving = actix_web::rt::spawn(async move {
+        let _ = connection.await;
+    });
+    let mut client = client.ready().await.unwrap();
+    let request = http::Request::get(format!("foo://localhost:{}/v1/ping", app.local_addr.port()))
+        .body(())
+        .unwrap();
+    let (response, _) = client.send_request(request, true).unwrap();
+    let response = response.await.unwrap();
+    assert_eq!(response.status(), 400);
+    let mut body = response.into_body();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.data().await {
+        bytes.extend_from_slice(&chunk.unwrap());
+    }
+    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(json["error"]["code"], "request_invalid");
+    assert_eq!(
+        json["error"]["message"],
+        "The request's scheme must be http or https."
+    );
+    driving.abort();
+}

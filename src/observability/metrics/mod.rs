@@ -101,6 +101,9 @@ struct Shared {
     head_series: Mutex<Vec<HeadSeries>>,
     /// Every worker's gauges.
     workers: Mutex<Vec<Arc<WorkerGauges>>>,
+    /// The HTTP layer's own rejections (a malformed, too large or too slow head), by status:
+    /// counted as `unmatched` and `other`, since no route or method could be read.
+    rejections: Mutex<HashMap<u16, Arc<SeriesCells>>>,
     /// The series other parts keep for themselves (the log sink, the limiter, the watchdog,
     /// the certificate), written after the requests', in this order, at each scrape.
     collectors: Vec<Arc<dyn Collector>>,
@@ -151,6 +154,7 @@ impl Metrics {
                 series: Mutex::new(Vec::new()),
                 head_series: Mutex::new(Vec::new()),
                 workers: Mutex::new(Vec::new()),
+                rejections: Mutex::new(HashMap::new()),
                 collectors: vec![Arc::new(LogSinkCollector)],
             }),
         }
@@ -179,6 +183,24 @@ impl Metrics {
             head_cells: RefCell::new(HashMap::new()),
             routes,
         }
+    }
+
+    /// A request the HTTP layer rejected itself with `status`, before any route could be
+    /// read: counted in the requests' series as `unmatched` and `other`. Rare (each ends its
+    /// connection), so one lock is fine.
+    pub fn record_rejection(&self, status: u16, micros: u64) {
+        let mut rejections = lock(&self.shared.rejections);
+        let cells = rejections.entry(status).or_insert_with(|| {
+            let cells = Arc::new(SeriesCells::default());
+            lock(&self.shared.series).push(RegisteredSeries {
+                route: Arc::from(UNMATCHED),
+                method: METHODS[7],
+                status,
+                cells: Arc::clone(&cells),
+            });
+            cells
+        });
+        cells.observe(micros);
     }
 
     /// The exposition of every metric in `format`.

@@ -18,20 +18,26 @@ use crate::{
 
 /// Builds the response to a request that the HTTP/1 dispatcher itself rejects before any
 /// service sees it (a malformed or too large request head: 400, 414 or 431; a request head that
-/// did not arrive in time: 408; an internal error of the dispatcher: 500), from its status.
+/// did not arrive in time: 408; an internal error of the dispatcher: 500), from its status and
+/// the connection's peer address (when known), so that the rejection can be recorded against
+/// its client.
 ///
 /// Without one, those responses have the status alone and an empty body.
 #[derive(Clone)]
-pub struct H1ErrorResponse(Arc<dyn Fn(StatusCode) -> Response<BoxBody> + Send + Sync>);
+pub struct H1ErrorResponse(
+    Arc<dyn Fn(StatusCode, Option<SocketAddr>) -> Response<BoxBody> + Send + Sync>,
+);
 
 impl H1ErrorResponse {
-    /// Wraps the function that builds the response for a status.
-    pub fn new(build: impl Fn(StatusCode) -> Response<BoxBody> + Send + Sync + 'static) -> Self {
+    /// Wraps the function that builds the response for a status and a peer address.
+    pub fn new(
+        build: impl Fn(StatusCode, Option<SocketAddr>) -> Response<BoxBody> + Send + Sync + 'static,
+    ) -> Self {
         Self(Arc::new(build))
     }
 
-    pub(crate) fn respond(&self, status: StatusCode) -> Response<BoxBody> {
-        (self.0)(status)
+    pub(crate) fn respond(&self, status: StatusCode, peer: Option<SocketAddr>) -> Response<BoxBody> {
+        (self.0)(status, peer)
     }
 }
 

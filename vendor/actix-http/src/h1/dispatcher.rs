@@ -243,6 +243,9 @@ pin_project! {
         // freed, not kept as a spare, when the connection goes idle.
         buffers_grown: bool,
 
+        // What lingering may still read and drop before the connection closes anyway.
+        linger_budget: usize,
+
         codec: Codec,
     }
 }
@@ -250,13 +253,17 @@ pin_project! {
 /// The response to a request the dispatcher rejects itself: the configured
 /// [`H1ErrorResponse`](crate::H1ErrorResponse)'s for its status, keeping the connection type the
 /// dispatcher chose, or the bare status.
-fn rejection_response(config: &ServiceConfig, res: Response<()>) -> (Response<()>, BoxBody) {
+fn rejection_response(
+    config: &ServiceConfig,
+    peer_addr: Option<net::SocketAddr>,
+    res: Response<()>,
+) -> (Response<()>, BoxBody) {
     match config.h1_error_response() {
         // The dispatcher closes the connection after any response it rejects a request
         // with, so the response says so (a pipelined request's would otherwise keep the
         // connection type of the request before it).
         Some(respond) => {
-            let (mut built, body) = respond.respond(res.status()).replace_body(());
+            let (mut built, body) = respond.respond(res.status(), peer_addr).replace_body(());
             built.head_mut().set_connection_type(ConnectionType::Close);
             (built, body)
         }
@@ -379,6 +386,7 @@ where
                     h1_write_buffer_size: config.h1_write_buffer_size(),
                     write_buf_needs_reset: false,
                     buffers_grown: false,
+                    linger_budget: LINGER_BYTES,
                     codec: Codec::new(config),
                 },
             },
@@ -533,8 +541,15 @@ where
             let mut progressed = false;
 
             if !this.read_buf.is_empty() {
+                *this.linger_budget = this.linger_budget.saturating_sub(this.read_buf.len());
                 this.read_buf.clear();
                 progressed = true;
+                if *this.linger_budget == 0 {
+                    trace!("lingered over the byte budget; shutting down connection");
+                    this.flags.remove(Flags::LINGER);
+                    this.flags.insert(Flags::SHUTDOWN);
+                    return Ok(Poll::Ready(()));
+                }
             }
 
             if should_disconnect {
@@ -735,7 +750,7 @@ where
                         // send_response would update InnerDispatcher state to SendPayload or None
                         // (If response body is empty)
                         // continue loop to poll it
-                        let (res, body) = rejection_response(this.config, res);
+                        let (res, body) = rejection_response(this.config, *this.peer_addr, res);
                         self.as_mut().send_error_response(res, body)?;
                     }
 
@@ -1174,6 +1189,11 @@ where
                         ParseError::Uri(_) if line.is_some_and(|line| line.len() > 65_534) => {
                             Response::with_body(StatusCode::URI_TOO_LONG, ())
                         }
+                        // A well-formed version whose major is not 1 (`HTTP/2.0` sent as
+                        // text): 505 (RFC 9110, 15.6.6); a malformed one stays a 400.
+                        ParseError::Version if line.is_some_and(is_other_major_version) => {
+                            Response::with_body(StatusCode::HTTP_VERSION_NOT_SUPPORTED, ())
+                        }
                         _ => Response::bad_request().drop_body(),
                     };
                     this.messages.push_back(DispatcherMessage::Error(res));
@@ -1202,6 +1222,7 @@ where
 
                 let (res, body) = rejection_response(
                     this.config,
+                    *this.peer_addr,
                     Response::with_body(StatusCode::REQUEST_TIMEOUT, ()),
                 );
                 this.head_timer.clear(line!());
@@ -1219,7 +1240,14 @@ where
                     this.state.set(State::None);
                 }
 
-                self.project().flags.insert(Flags::SHUTDOWN);
+                // Like every early answer: linger, so that what the slow client still sends
+                // does not make the kernel reset the connection before it reads the 408.
+                let this = self.project();
+                if this.config.client_disconnect_deadline().is_some() {
+                    Self::enter_linger(this.flags);
+                } else {
+                    this.flags.insert(Flags::SHUTDOWN);
+                }
             }
         };
 
@@ -1632,6 +1660,16 @@ where
                             // A client's malformed or oversized request, answered already:
                             // not the server's error, and a client could fill the log with it.
                             debug!("stream error: {}", &err);
+                            // The client may still be sending the request it was answered
+                            // for: closing with its bytes unread makes the kernel reset the
+                            // connection, and the client loses the answer. Read and drop
+                            // what comes for a while first (the answer said the connection
+                            // closes, so nothing more is parsed).
+                            if inner_p.config.client_disconnect_deadline().is_some() {
+                                inner_p.flags.remove(Flags::READ_DISCONNECT);
+                                InnerDispatcher::<T, S, B, X, U>::enter_linger(inner_p.flags);
+                                return self.poll(cx);
+                            }
                             return Poll::Ready(Err(err));
                         }
 
@@ -1703,6 +1741,23 @@ where
 fn closes_with_unread_payload(res: &Response<()>, payload: Option<&PayloadSender>) -> bool {
     payload.is_some() && res.head().connection_type() == ConnectionType::Close
 }
+
+/// Whether a request line ends in an HTTP version of the right form (RFC 9112, 2.3:
+/// `HTTP/` DIGIT `.` DIGIT) whose major version is not 1.
+fn is_other_major_version(line: &[u8]) -> bool {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    match line.rsplit(|byte| *byte == b' ').next() {
+        Some([b'H', b'T', b'T', b'P', b'/', major, b'.', minor]) => {
+            major.is_ascii_digit() && minor.is_ascii_digit() && *major != b'1'
+        }
+        _ => false,
+    }
+}
+
+/// The most a lingering connection reads and drops before it closes anyway: a client's own
+/// request in flight when it was answered early, not a stream it may keep up forever (nginx
+/// bounds lingering by time only; the time here is the client disconnect timeout).
+const LINGER_BYTES: usize = 1024 * 1024;
 
 fn should_close_for_unread_payload(
     payload: Option<&PayloadSender>,

@@ -1,0 +1,108 @@
+//! What a request says it addresses, held to RFC 9112 and RFC 9113 before it is routed: at most
+//! one `Host` field, holding a host name or address with an optional port (RFC 9112, 3.2: "A
+//! server MUST respond with a 400 (Bad Request) status code to any HTTP/1.1 request message
+//! that lacks a Host header field and to any request message that contains more than one Host
+//! header field line or a Host header field with an invalid field value"); and, for HTTP/2,
+//! a `:scheme` of `http` or `https`, the only ones this service answers for. The HTTP layer
+//! checks neither: `Host: a b` and `:scheme foo` were served.
+
+use actix_web::dev::ServiceRequest;
+use actix_web::http::header;
+
+use crate::errors::{ApiError, ErrorCode};
+
+/// The 400 for a request whose `Host` or scheme is not one this service can be addressed by.
+pub(super) fn check(request: &ServiceRequest) -> Option<ApiError> {
+    let mut hosts = request.headers().get_all(header::HOST);
+    if let Some(host) = hosts.next()
+        && (hosts.next().is_some() || !is_host(host.as_bytes()))
+    {
+        return Some(ApiError::new(ErrorCode::RequestInvalid).with_message(
+            "The request must have one Host header holding a host name or address, with an \
+             optional port.",
+        ));
+    }
+    if let Some(scheme) = request.uri().scheme_str()
+        && !scheme.eq_ignore_ascii_case("http")
+        && !scheme.eq_ignore_ascii_case("https")
+    {
+        return Some(
+            ApiError::new(ErrorCode::RequestInvalid)
+                .with_message("The request's scheme must be http or https."),
+        );
+    }
+    None
+}
+
+/// `uri-host [ ":" port ]` (RFC 3986, 3.2.2 and 3.2.3): an IP literal in brackets, or a
+/// registered name or IPv4 address of unreserved characters, percent-encodings and
+/// sub-delimiters; the port all digits. An empty value is allowed (RFC 9112, 3.2: a request
+/// whose target has no authority sends `Host` empty).
+fn is_host(value: &[u8]) -> bool {
+    let (host, port) = match value.strip_prefix(b"[") {
+        Some(literal) => match literal.iter().position(|byte| *byte == b']') {
+            Some(end) => {
+                let address = &literal[..end];
+                if address.is_empty()
+                    || !address
+                        .iter()
+                        .all(|byte| byte.is_ascii_hexdigit() || b":.".contains(byte))
+                {
+                    return false;
+                }
+                match &literal[end + 1..] {
+                    [] => return true,
+                    [b':', port @ ..] => (&b""[..], port),
+                    _ => return false,
+                }
+            }
+            None => return false,
+        },
+        None => match value.iter().rposition(|byte| *byte == b':') {
+            Some(colon) => (&value[..colon], &value[colon + 1..]),
+            None => (value, &b""[..]),
+        },
+    };
+    port.iter().all(u8::is_ascii_digit)
+        && host
+            .iter()
+            .all(|byte| byte.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(byte))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_names_or_addresses_with_an_optional_port() {
+        for good in [
+            "localhost",
+            "api.example.com",
+            "api.example.com:8443",
+            "127.0.0.1:8080",
+            "[::1]",
+            "[::1]:8080",
+            "[2001:db8::1]:443",
+            "xn--bcher-kva.example",
+            "",
+            "host:",
+        ] {
+            assert!(is_host(good.as_bytes()), "{good:?}");
+        }
+        for bad in [
+            "a b",
+            "a\tb",
+            "user@host",
+            "host:80a",
+            "[::1",
+            "[::1]x",
+            "[]",
+            "[::1]:8a",
+            "host/path",
+            "h\u{e9}te",
+            "a:b:c",
+        ] {
+            assert!(!is_host(bad.as_bytes()), "{bad:?}");
+        }
+    }
+}
