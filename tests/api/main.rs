@@ -18,5 +18,6 @@ mod rate_limit;
 mod readme;
 mod redis_store;
 mod routing;
+mod slowness;
 mod things;
 mod tls;

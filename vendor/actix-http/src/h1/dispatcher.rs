@@ -1759,14 +1759,16 @@ fn is_other_major_version(line: &[u8]) -> bool {
 /// bounds lingering by time only; the time here is the client disconnect timeout).
 const LINGER_BYTES: usize = 1024 * 1024;
 
+/// Whether the connection closes after this response because its request's body is not all
+/// read. Upstream kept a connection whose unread body was chunked and drained the rest to
+/// reuse it, with no deadline: a client that stalled mid-chunk held the connection forever
+/// once answered. Every unfinished body now ends its connection, after the linger (bounded in
+/// time and bytes) that lets the client read its answer.
 fn should_close_for_unread_payload(
     payload: Option<&PayloadSender>,
-    payload_drainable: bool,
+    _payload_drainable: bool,
 ) -> bool {
-    let payload_unfinished = payload.is_some();
-    let drain_payload = payload.is_some_and(|pl| pl.is_dropped()) && payload_drainable;
-
-    payload_unfinished && !drain_payload
+    payload.is_some()
 }
 
 #[allow(dead_code)]
