@@ -28,7 +28,8 @@ fn main() -> ExitCode {
 }
 
 fn serve(cli: &Cli) -> ExitCode {
-    // Before any other thread exists (see its documentation).
+    // Before any other thread exists (see their documentation).
+    partner_api::server::startup::ignore_hangups_until_listened();
     partner_api::rate_limit::memory::return_large_blocks_at_once();
     logging::init(cli.server.log_format, cli.server.log_when_stalled);
     let result = actix_web::rt::System::new().block_on(async {

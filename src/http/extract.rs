@@ -113,6 +113,7 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
             .get(header::CONTENT_LENGTH)
             .and_then(|value| value.to_str().ok())
             .and_then(|value| value.parse::<usize>().ok());
+        let upgrade_length = declared_length.filter(|_| req.head().upgrade());
         let mut payload = payload.take();
         Either::Right(Box::pin(async move {
             // Refuse an announced oversize body before reading any of it.
@@ -131,6 +132,15 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
                     return Err(too_large(limit));
                 }
                 bytes.extend_from_slice(&chunk);
+                // A request asking to upgrade is handed over to the end of the connection,
+                // whatever its Content-Length: its body ends at the announced length (RFC 9112,
+                // 6.3), and what follows is not read.
+                if let Some(length) = upgrade_length
+                    && bytes.len() >= length
+                {
+                    bytes.truncate(length);
+                    break;
+                }
             }
             // Over HTTP/2 every request has a payload stream, so a bodiless GET ends here.
             if bytes.is_empty() {
@@ -160,14 +170,17 @@ fn absent_body<T: DeserializeOwned>() -> Result<T, ApiError> {
     from_no_fields().map_or_else(|| parse_json(b"{}"), Ok)
 }
 
-/// A request asking to switch protocols (`Upgrade`) with neither `Content-Length` nor
-/// `Transfer-Encoding`. This service switches to no other protocol, so it answers such a
+/// A request asking to switch protocols (`Upgrade`) with no `Transfer-Encoding` and no
+/// `Content-Length` (or `Content-Length: 0`). This service switches to no other protocol, so it answers such a
 /// request as HTTP/1.1, and by RFC 9112 (6.3) its body is empty; the HTTP layer instead hands
 /// over whatever follows the head as the body, to the end of the connection.
 fn is_bodiless_upgrade(req: &HttpRequest) -> bool {
     req.head().upgrade()
-        && !req.headers().contains_key(header::CONTENT_LENGTH)
         && !req.headers().contains_key(header::TRANSFER_ENCODING)
+        && req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .is_none_or(|length| length.as_bytes() == b"0")
 }
 
 /// The 408 of a body that made no progress for `stall`.

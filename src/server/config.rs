@@ -165,10 +165,11 @@ pub struct ServerConfig {
     pub h2_idle_secs: u64,
 
     /// Requests one client may have in flight at once in this process (from its head to the
-    /// last byte of its answer); more are refused with 429 rate_limited. Twice the default API
-    /// burst: a client inside its quota never meets it, while one address can no longer hold
-    /// the descriptors and memory every other client needs.
-    #[arg(long, env = "PARTNER_API_MAX_IN_FLIGHT_PER_CLIENT", default_value_t = 100, value_name = "N",
+    /// last byte of its answer); more are refused with 429 rate_limited. The default API burst:
+    /// a client sending its whole burst at once is never refused by it, while one address can
+    /// no longer hold the descriptors and memory every other client needs (three such clients
+    /// hold 150, well inside even a 256-descriptor limit).
+    #[arg(long, env = "PARTNER_API_MAX_IN_FLIGHT_PER_CLIENT", default_value_t = 50, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max_in_flight_per_client: u32,
 

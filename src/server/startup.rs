@@ -447,6 +447,18 @@ fn spawn_pruning(rate_limits: RateLimits, every: Duration) -> std::sync::mpsc::S
     stop
 }
 
+/// Ignores SIGHUP until the server listens for it (`Signals::new`, when the server is built):
+/// its default action ends the process, and a reload sent in the first milliseconds of a
+/// start (systemd's `ExecReload` right after `ExecStart`) would stop it. Called first thing,
+/// before any thread exists.
+pub fn ignore_hangups_until_listened() {
+    // SAFETY: setting a signal's disposition to SIG_IGN with no handler of ours, before any
+    // other thread exists; tokio's handler, installed later, replaces it.
+    unsafe {
+        libc::signal(libc::SIGHUP, libc::SIG_IGN);
+    }
+}
+
 /// Reloads the certificate, when there is one, on every SIGHUP; otherwise says there is nothing
 /// to reload. Every other setting is read once at start, so a plain instance reloads nothing,
 /// but a SIGHUP must never stop it: systemd's `ExecReload` sends one, and without a handler

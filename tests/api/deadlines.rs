@@ -86,23 +86,109 @@ async fn an_upgrade_request_is_answered_as_the_http_1_1_request_it_is() {
     let app = spawn_app_with(|_| {}).await;
     let address = app.local_addr;
     let raw = actix_web::rt::task::spawn_blocking(move || {
-        let mut stream = TcpStream::connect(address).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        stream
-            .write_all(
-                b"GET /v1/ping HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\n\
-                  Upgrade: websocket\r\n\r\n",
-            )
-            .unwrap();
-        one_answer(&mut stream)
+        // No body, an empty one, and one of two bytes (the HTTP layer hands over everything
+        // after the head of an upgrade request, whatever its Content-Length).
+        [
+            "",
+            "Content-Length: 0\r\n",
+            "Content-Length: 2\r\nContent-Type: application/json\r\n",
+        ]
+        .map(|framing| {
+            let body = if framing.contains(": 2") { "{}" } else { "" };
+            let mut stream = TcpStream::connect(address).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let request = format!(
+                "GET /v1/ping HTTP/1.1\r\nHost: localhost\r\nConnection: Upgrade\r\n\
+                     Upgrade: websocket\r\n{framing}\r\n{body}"
+            );
+            stream.write_all(request.as_bytes()).unwrap();
+            (framing, one_answer(&mut stream))
+        })
     })
     .await
-    .unwrap()
-    .expect("an answer within 5 s");
-    assert_eq!(raw.status, 200, "{raw:?}");
-    assert_eq!(raw.body, br#"{"object":"ping","pong":true}"#);
+    .unwrap();
+    for (framing, raw) in raw {
+        let raw = raw.unwrap_or_else(|| panic!("no answer within 5 s ({framing:?})"));
+        assert_eq!(raw.status, 200, "{framing:?}: {raw:?}");
+        assert_eq!(raw.body, br#"{"object":"ping","pong":true}"#);
+    }
+}
+
+/// Over TLS the encryption layer takes the whole response into its own buffer and only then
+/// finds the socket full: the deadline ran on the HTTP layer's writes only, so an HTTPS client
+/// that read nothing held its response forever. It runs while the TLS layer's flush waits too.
+#[actix_web::test]
+async fn an_unread_response_over_tls_ends_its_connection() {
+    let pki = TestPki::new("tls-unread");
+    let app = tls_app_with(&pki, |config| config.send_timeout_secs = 1).await;
+    let mut tls = crate::http2::tls_with(&pki, &app, b"http/1.1", Some(2048)).await;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // More than the kernel's buffers hold, so that some response waits.
+    let request = "GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    tls.write_all(request.repeat(8).as_bytes()).await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let in_flight = metric_samples(&app, "partner_api_http_requests_in_flight ").await;
+        if in_flight == ["partner_api_http_requests_in_flight 0"] {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "still in flight after 10 s: {in_flight:?}"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(
+        metric_samples(&app, "partner_api_http_responses_aborted_total").await,
+        ["partner_api_http_responses_aborted_total 1"]
+    );
+    // Reading now gets what the buffers held, then the end.
+    let mut rest = Vec::new();
+    let ended = tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut rest)).await;
+    assert!(ended.is_ok(), "the connection did not end");
+}
+
+/// An HTTP/2 client reading a large answer slowly but steadily, through a small socket buffer:
+/// the keep-alive PING queued behind the DATA it had not read yet went unanswered within the
+/// keep-alive time, and the connection was cut off mid-answer. With streams open, each under
+/// its own deadlines, no PING is sent.
+#[actix_web::test]
+async fn a_slow_but_steady_http2_reader_gets_the_whole_answer() {
+    let pki = TestPki::new("h2-slow-steady");
+    let app = tls_app_with(&pki, |config| config.keep_alive_secs = 1).await;
+    let tls = crate::http2::tls_with(&pki, &app, b"h2", Some(4096)).await;
+    let mut builder = h2::client::Builder::new();
+    builder
+        .initial_window_size(4 * 1024 * 1024)
+        .initial_connection_window_size(4 * 1024 * 1024);
+    let (client, connection) = builder.handshake::<_, bytes::Bytes>(tls).await.unwrap();
+    let _connection = actix_web::rt::spawn(connection);
+    let mut client = client.ready().await.unwrap();
+    let request = http::Request::get(format!(
+        "https://localhost:{}/docs/swagger-ui-bundle.js",
+        app.local_addr.port()
+    ))
+    .body(())
+    .unwrap();
+    let (response, _) = client.send_request(request, true).unwrap();
+    let response = response.await.unwrap();
+    let length: usize = response.headers()["content-length"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let mut body = response.into_body();
+    let mut received = 0;
+    // About 400 KB a second: several keep-alive periods for the whole answer.
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.expect("the answer is not cut off");
+        received += chunk.len();
+        body.flow_control().release_capacity(chunk.len()).unwrap();
+        actix_web::rt::time::sleep(Duration::from_millis(40)).await;
+    }
+    assert_eq!(received, length);
 }
 
 /// A client that pipelines requests for a large document and reads nothing: once the kernel's

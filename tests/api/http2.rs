@@ -42,6 +42,17 @@ pub(crate) async fn h2_tls(
     pki: &TestPki,
     app: &TestApp,
 ) -> tokio_rustls::client::TlsStream<TcpStream> {
+    tls_with(pki, app, b"h2", None).await
+}
+
+/// A TLS connection to `app` that has agreed on `alpn`, its socket's receive buffer set to
+/// `receive_buffer` bytes when given (a client that reads slowly, or not at all, holds little).
+pub(crate) async fn tls_with(
+    pki: &TestPki,
+    app: &TestApp,
+    alpn: &[u8],
+    receive_buffer: Option<usize>,
+) -> tokio_rustls::client::TlsStream<TcpStream> {
     let mut roots = rustls::RootCertStore::empty();
     roots
         .add(CertificateDer::from_pem_file(&pki.ca_path).unwrap())
@@ -53,13 +64,17 @@ pub(crate) async fn h2_tls(
     .unwrap()
     .with_root_certificates(roots)
     .with_no_client_auth();
-    config.alpn_protocols = vec![b"h2".to_vec()];
-    let tcp = TcpStream::connect(app.local_addr).await.unwrap();
+    config.alpn_protocols = vec![alpn.to_vec()];
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    if let Some(size) = receive_buffer {
+        socket.set_recv_buffer_size(size as u32).unwrap();
+    }
+    let tcp = socket.connect(app.local_addr).await.unwrap();
     let tls = tokio_rustls::TlsConnector::from(Arc::new(config))
         .connect(ServerName::try_from("localhost").unwrap(), tcp)
         .await
         .unwrap();
-    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"h2"[..]));
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(alpn));
     tls
 }
 

@@ -468,23 +468,10 @@ where
 
                 Poll::Pending => {
                     write_buf.advance(written);
-                    // The send deadline runs from the last write that made progress.
-                    if let Some(deadline) = config.client_send_deadline() {
-                        match send_timer {
-                            TimerState::Active { timer } => {
-                                if written > 0 {
-                                    timer.as_mut().reset(deadline.into());
-                                }
-                            }
-                            _ => send_timer.set_and_init(cx, sleep_until(deadline.into()), line!()),
-                        }
-                    }
+                    arm_send_timer(send_timer, config, cx, written > 0);
                     return Poll::Pending;
                 }
             }
-        }
-        if matches!(send_timer, TimerState::Active { .. }) {
-            send_timer.clear(line!());
         }
 
         // All bytes have been accepted by the I/O stream, so the buffer can be reused or released.
@@ -495,8 +482,15 @@ where
             write_buf.clear();
         }
 
-        // flush the I/O and check if get blocked
-        io.poll_flush(cx)
+        // flush the I/O and check if get blocked. A TLS stream takes the whole buffer into its
+        // own and only then finds the socket full: the send deadline runs while its flush waits.
+        let flushed = io.poll_flush(cx);
+        if flushed.is_pending() {
+            arm_send_timer(send_timer, config, cx, written > 0);
+        } else if matches!(send_timer, TimerState::Active { .. }) {
+            send_timer.clear(line!());
+        }
+        flushed
     }
 
     fn enter_linger(flags: &mut Flags) {
@@ -1732,6 +1726,27 @@ where
                 poll
             }
         }
+    }
+}
+
+/// Starts the send deadline when bytes wait for a client that takes none, or restarts it when
+/// some were taken (`progressed`): it runs from the last write that made progress.
+fn arm_send_timer(
+    send_timer: &mut TimerState,
+    config: &ServiceConfig,
+    cx: &mut Context<'_>,
+    progressed: bool,
+) {
+    let Some(deadline) = config.client_send_deadline() else {
+        return;
+    };
+    match send_timer {
+        TimerState::Active { timer } => {
+            if progressed {
+                timer.as_mut().reset(deadline.into());
+            }
+        }
+        _ => send_timer.set_and_init(cx, sleep_until(deadline.into()), line!()),
     }
 }
 
