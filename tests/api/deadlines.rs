@@ -128,22 +128,7 @@ async fn an_unread_response_over_tls_ends_its_connection() {
     // More than the kernel's buffers hold, so that some response waits.
     let request = "GET /docs/swagger-ui-bundle.js HTTP/1.1\r\nHost: localhost\r\n\r\n";
     tls.write_all(request.repeat(8).as_bytes()).await.unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let in_flight = metric_samples(&app, "partner_api_http_requests_in_flight ").await;
-        if in_flight == ["partner_api_http_requests_in_flight 0"] {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "still in flight after 10 s: {in_flight:?}"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert_eq!(
-        metric_samples(&app, "partner_api_http_responses_aborted_total").await,
-        ["partner_api_http_responses_aborted_total 1"]
-    );
+    until_aborted_and_out_of_flight(&app).await;
     // Reading now gets what the buffers held, then the end.
     let mut rest = Vec::new();
     let ended = tokio::time::timeout(Duration::from_secs(5), tls.read_to_end(&mut rest)).await;
@@ -216,18 +201,7 @@ async fn a_response_the_client_never_reads_ends_its_connection() {
         metric_samples(&app, "partner_api_http_requests_in_flight ").await,
         ["partner_api_http_requests_in_flight 1"]
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let in_flight = metric_samples(&app, "partner_api_http_requests_in_flight ").await;
-        if in_flight == ["partner_api_http_requests_in_flight 0"] {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "still in flight after 10 s: {in_flight:?}"
-        );
-        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_aborted_and_out_of_flight(&app).await;
     // The connection is gone: reading now gets what the buffers held, then its end.
     let read = actix_web::rt::task::spawn_blocking(move || {
         let mut stream = stream;
@@ -255,6 +229,26 @@ async fn a_response_the_client_never_reads_ends_its_connection() {
         })
         .collect();
     assert_eq!(aborted.len(), 1, "{aborted:#?}");
+}
+
+/// Waits (at most 10 s) until one response was aborted and nothing is in flight. Between two
+/// pipelined responses nothing is in flight either, so the two are read together.
+async fn until_aborted_and_out_of_flight(app: &crate::helpers::TestApp) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let aborted = metric_samples(app, "partner_api_http_responses_aborted_total").await;
+        let in_flight = metric_samples(app, "partner_api_http_requests_in_flight ").await;
+        if aborted == ["partner_api_http_responses_aborted_total 1"]
+            && in_flight == ["partner_api_http_requests_in_flight 0"]
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "after 10 s: {aborted:?} {in_flight:?}"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// `GET /v1/ping` from `source`, announcing a body it never sends: held until the body

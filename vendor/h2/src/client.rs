@@ -1351,6 +1351,7 @@ where
                 data_frame_budget: builder
                     .data_frame_budget
                     .resolve(builder.initial_target_connection_window_size),
+                deliver_oversized_requests: false,
             },
         );
         let send_request = SendRequest {

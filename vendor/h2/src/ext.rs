@@ -5,6 +5,15 @@ use crate::hpack::BytesStr;
 use bytes::Bytes;
 use std::fmt;
 
+/// Marks a request whose header list was larger than the server announced in
+/// `SETTINGS_MAX_HEADER_LIST_SIZE`, delivered (with [`Builder::deliver_oversized_requests`])
+/// instead of answered with a bare `431` by this crate: its fields were not kept, and its
+/// method and path are stand-ins (`GET /`). The server answers it as it likes.
+///
+/// [`Builder::deliver_oversized_requests`]: crate::server::Builder::deliver_oversized_requests
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct HeaderListTooLarge;
+
 /// Represents the `:protocol` pseudo-header used by
 /// the [Extended CONNECT Protocol].
 ///

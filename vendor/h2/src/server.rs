@@ -263,6 +263,10 @@ pub struct Builder {
     ///
     /// When this gets exhausted, we issue a GOAWAY with `ENHANCE_YOUR_CALM`.
     data_frame_budget: proto::DataFrameBudget,
+
+    /// Whether a request with an oversized header list is delivered, marked, instead of
+    /// answered with a bare 431.
+    deliver_oversized_requests: bool,
 }
 
 /// Send a response back to the client
@@ -663,7 +667,20 @@ impl Builder {
             max_send_buffer_size: proto::DEFAULT_MAX_SEND_BUFFER_SIZE,
             local_max_error_reset_streams: Some(proto::DEFAULT_LOCAL_RESET_COUNT_MAX),
             data_frame_budget: proto::DataFrameBudget::Auto,
+            deliver_oversized_requests: false,
         }
+    }
+
+    /// Delivers a request whose header list is larger than `max_header_list_size` to the
+    /// server, marked with [`HeaderListTooLarge`](crate::ext::HeaderListTooLarge) in its
+    /// extensions and with stand-ins for its method and path (its fields are not kept),
+    /// instead of answering it with a bare `431` here, so that the server can answer it in its
+    /// own words.
+    ///
+    /// Off by default.
+    pub fn deliver_oversized_requests(&mut self, deliver: bool) -> &mut Self {
+        self.deliver_oversized_requests = deliver;
+        self
     }
 
     /// Indicates the initial window size (in octets) for stream-level
@@ -1423,6 +1440,7 @@ where
                                 .builder
                                 .data_frame_budget
                                 .resolve(self.builder.initial_target_connection_window_size),
+                            deliver_oversized_requests: self.builder.deliver_oversized_requests,
                         },
                     );
 

@@ -127,6 +127,27 @@ where
             match Pin::new(&mut this.connection).poll_accept(cx)? {
                 Poll::Ready(Some((req, tx))) => {
                     let (parts, body) = req.into_parts();
+                    // A header list over the limit, delivered marked by the `h2` layer: its
+                    // fields were not kept, so it is answered here, in the service's words,
+                    // like HTTP/1's rejections, and the service never sees it.
+                    if parts
+                        .extensions
+                        .get::<h2::ext::HeaderListTooLarge>()
+                        .is_some()
+                    {
+                        if let Some(respond) = this.config.h1_error_response() {
+                            let res = respond.respond(
+                                crate::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                                this.peer_addr,
+                            );
+                            drop(body);
+                            let config = this.config.clone();
+                            tokio::task::spawn_local(async move {
+                                let _ = handle_response(res, tx, config, false).await;
+                            });
+                            continue;
+                        }
+                    }
                     let payload = crate::h2::Payload::new(body);
                     let pl = Payload::H2 { payload };
                     let mut req = Request::with_payload(pl);

@@ -84,6 +84,7 @@ pub(crate) struct Config {
     pub local_error_reset_streams_max: Option<usize>,
     pub settings: frame::Settings,
     pub data_frame_budget: usize,
+    pub deliver_oversized_requests: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -149,6 +150,7 @@ where
                     .map(|max| max as usize),
                 local_max_error_reset_streams: config.local_error_reset_streams_max,
                 data_frame_budget: config.data_frame_budget,
+                deliver_oversized_requests: config.deliver_oversized_requests,
             }
         }
         let streams = Streams::new(streams_config(&config));

@@ -59,6 +59,10 @@ pub(super) struct Recv {
 
     /// If extended connect protocol is enabled.
     is_extended_connect_protocol_enabled: bool,
+
+    /// Deliver a request whose header list is over the limit, marked, instead of answering
+    /// it with a bare 431.
+    deliver_oversized_requests: bool,
 }
 
 #[derive(Debug)]
@@ -113,6 +117,7 @@ impl Recv {
             refused: None,
             is_push_enabled: config.local_push_enabled,
             is_extended_connect_protocol_enabled: config.extended_connect_protocol_enabled,
+            deliver_oversized_requests: config.deliver_oversized_requests,
         }
     }
 
@@ -211,6 +216,24 @@ impl Recv {
                  recv_headers: frame is over size; stream={:?}",
                 stream.id
             );
+            if counts.peer().is_server() && is_initial && self.deliver_oversized_requests {
+                // Handed to the server, marked, with stand-ins for what was not kept: it
+                // answers the request in its own words (a bare 431 has no body).
+                let request = Request::builder()
+                    .version(http::Version::HTTP_2)
+                    .method(http::Method::GET)
+                    .uri("/")
+                    .extension(crate::ext::HeaderListTooLarge)
+                    .body(())
+                    .expect("a request of constant parts");
+                stream.pending_recv.push_back(
+                    &mut self.buffer,
+                    Event::Headers(super::peer::PollMessage::Server(request)),
+                );
+                stream.notify_recv();
+                self.pending_accept.push(stream);
+                return Ok(());
+            }
             return if counts.peer().is_server() && is_initial {
                 let mut res = frame::Headers::new(
                     stream.id,
@@ -1222,6 +1245,7 @@ mod tests {
             remote_max_initiated: None,
             local_max_error_reset_streams: None,
             data_frame_budget: DEFAULT_DATA_FRAME_BUDGET,
+            deliver_oversized_requests: false,
         };
         let mut recv = Recv::new(peer::Dyn::Server, &config);
         let mut store = Store::new();
