@@ -9,6 +9,8 @@ use partner_api::server::healthcheck;
 use partner_api::server::startup::{Application, StartupError};
 
 fn main() -> ExitCode {
+    // Before anything else, and before any other thread exists (see its documentation).
+    partner_api::server::startup::ignore_hangups_until_listened();
     let cli = Cli::parse_or_exit();
     match &cli.command {
         Some(Command::Healthcheck(args)) => healthcheck::run(args, &cli.server),
@@ -28,8 +30,7 @@ fn main() -> ExitCode {
 }
 
 fn serve(cli: &Cli) -> ExitCode {
-    // Before any other thread exists (see their documentation).
-    partner_api::server::startup::ignore_hangups_until_listened();
+    // Before any other thread exists (see its documentation).
     partner_api::rate_limit::memory::return_large_blocks_at_once();
     logging::init(cli.server.log_format, cli.server.log_when_stalled);
     let result = actix_web::rt::System::new().block_on(async {

@@ -17,10 +17,16 @@ pub(super) fn check(request: &ServiceRequest) -> Option<ApiError> {
     if let Some(host) = hosts.next()
         && (hosts.next().is_some() || !is_host(host.as_bytes()))
     {
-        return Some(ApiError::new(ErrorCode::RequestInvalid).with_message(
-            "The request must have one Host header holding a host name or address, with an \
-             optional port.",
-        ));
+        return Some(host_invalid());
+    }
+    // HTTP/2 carries the host in `:authority`, which may not have userinfo either (RFC 9113,
+    // 8.3.1).
+    if request
+        .uri()
+        .authority()
+        .is_some_and(|authority| authority.as_str().contains('@'))
+    {
+        return Some(host_invalid());
     }
     if let Some(scheme) = request.uri().scheme_str()
         && !scheme.eq_ignore_ascii_case("http")
@@ -34,6 +40,13 @@ pub(super) fn check(request: &ServiceRequest) -> Option<ApiError> {
     None
 }
 
+fn host_invalid() -> ApiError {
+    ApiError::new(ErrorCode::RequestInvalid).with_message(
+        "The request must have one Host header holding a host name or address, with an \
+         optional port.",
+    )
+}
+
 /// `uri-host [ ":" port ]` (RFC 3986, 3.2.2 and 3.2.3): an IP literal in brackets, or a
 /// registered name or IPv4 address of unreserved characters, percent-encodings and
 /// sub-delimiters; the port all digits. An empty value is allowed (RFC 9112, 3.2: a request
@@ -42,17 +55,19 @@ fn is_host(value: &[u8]) -> bool {
     let (host, port) = match value.strip_prefix(b"[") {
         Some(literal) => match literal.iter().position(|byte| *byte == b']') {
             Some(end) => {
+                // An IPv6 address, with a zone (RFC 6874, `%25` and the zone), or an
+                // IPvFuture literal (`v1.x`).
                 let address = &literal[..end];
                 if address.is_empty()
-                    || !address
-                        .iter()
-                        .all(|byte| byte.is_ascii_hexdigit() || b":.".contains(byte))
+                    || !address.iter().all(|byte| {
+                        byte.is_ascii_alphanumeric() || b":.%-_~!$&'()*+,;=".contains(byte)
+                    })
                 {
                     return false;
                 }
                 match &literal[end + 1..] {
                     [] => return true,
-                    [b':', port @ ..] => (&b""[..], port),
+                    [b':', port @ ..] => return is_port(port),
                     _ => return false,
                 }
             }
@@ -63,10 +78,21 @@ fn is_host(value: &[u8]) -> bool {
             None => (value, &b""[..]),
         },
     };
-    port.iter().all(u8::is_ascii_digit)
+    is_port(port)
         && host
             .iter()
             .all(|byte| byte.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(byte))
+}
+
+/// Empty, or digits naming a port (at most 65535).
+fn is_port(port: &[u8]) -> bool {
+    port.is_empty()
+        || (port.len() <= 5
+            && port.iter().all(u8::is_ascii_digit)
+            && std::str::from_utf8(port)
+                .ok()
+                .and_then(|port| port.parse::<u32>().ok())
+                .is_some_and(|port| port <= 65_535))
 }
 
 #[cfg(test)]
@@ -83,6 +109,9 @@ mod tests {
             "[::1]",
             "[::1]:8080",
             "[2001:db8::1]:443",
+            "[fe80::1%25lo]:80",
+            "[v1.a]",
+            "host:65535",
             "xn--bcher-kva.example",
             "",
             "host:",
@@ -101,6 +130,8 @@ mod tests {
             "host/path",
             "h\u{e9}te",
             "a:b:c",
+            "x:99999999999999999999",
+            "host:65536",
         ] {
             assert!(!is_host(bad.as_bytes()), "{bad:?}");
         }

@@ -156,6 +156,11 @@ impl ClientResolver {
             .any(|network| network.contains(ip))
     }
 
+    /// Whether `peer` is one of the trusted proxies, whose connections carry many clients.
+    pub fn is_trusted_proxy(&self, peer: IpAddr) -> bool {
+        self.is_trusted(peer.to_canonical())
+    }
+
     /// The client's address, or `None` when it cannot be determined (no peer address, or a
     /// trusted proxy that forwarded no usable address).
     pub fn resolve(&self, peer: Option<IpAddr>, headers: &HeaderMap) -> Option<IpAddr> {

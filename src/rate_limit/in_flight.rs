@@ -1,6 +1,7 @@
-//! The per-client ceiling on requests in flight: how many requests one client (keyed like the
-//! rate limits, by IPv4 address or IPv6 /64) may have open at once in this process, from the
-//! head's arrival to the last byte of the answer. The rate limits bound how fast a client
+//! The per-client ceilings: how many requests one client (keyed like the rate limits, by IPv4
+//! address or IPv6 /64) may have open at once in this process, from the head's arrival to the
+//! last byte of the answer, and, with a second ceiling of the same kind, how many connections
+//! one peer may hold (`server::startup` gates each new connection with it). The rate limits bound how fast a client
 //! starts requests, not how long each one lasts; without a ceiling, a client inside its quota
 //! that holds every request (a body it never sends, an answer it never reads) kept each one
 //! until its deadline and, at ten a second, could hold hundreds of descriptors at once. A
@@ -10,6 +11,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::ClientKey;
@@ -18,15 +20,18 @@ use super::ClientKey;
 const SHARDS: usize = 16;
 
 /// The ceiling and the counts; cheap to clone, shared by every worker.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct InFlightCeiling {
     shared: Arc<Shared>,
 }
 
+#[derive(Debug)]
 struct Shared {
     max: u32,
     hasher: RandomState,
     shards: [Mutex<HashMap<ClientKey, u32>>; SHARDS],
+    /// Admissions refused since the start.
+    refused: AtomicU64,
 }
 
 /// One admitted request's place under its client's ceiling, given back when dropped.
@@ -43,6 +48,7 @@ impl InFlightCeiling {
                 max,
                 hasher: RandomState::new(),
                 shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
+                refused: AtomicU64::new(0),
             }),
         }
     }
@@ -52,6 +58,8 @@ impl InFlightCeiling {
         let mut counts = self.shared.shard(key);
         let count = counts.entry(key).or_insert(0);
         if *count >= self.shared.max {
+            drop(counts);
+            self.shared.refused.fetch_add(1, Ordering::Relaxed);
             return None;
         }
         *count += 1;
@@ -60,6 +68,11 @@ impl InFlightCeiling {
             shared: Arc::clone(&self.shared),
             key,
         })
+    }
+
+    /// How many admissions were refused since the start.
+    pub fn refused(&self) -> u64 {
+        self.shared.refused.load(Ordering::Relaxed)
     }
 
     /// The requests of `key` in flight now.

@@ -7,6 +7,7 @@ use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 
+use super::in_flight::InFlightCeiling;
 use super::{PolicyName, RateLimits};
 
 /// The limiter's series; see the module documentation.
@@ -65,5 +66,24 @@ impl Collector for RateLimitCollector {
             )?
             .encode_counter::<NoLabelSet, _, u64>(&store.errors, None)?;
         Ok(())
+    }
+}
+
+/// The per-peer connection ceiling's refusals: a refused connection is closed before any
+/// request is read, so no request metric counts it.
+#[derive(Debug)]
+pub struct ConnectionCeilingCollector(pub InFlightCeiling);
+
+impl Collector for ConnectionCeilingCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        encoder
+            .encode_descriptor(
+                "partner_api_connections_refused",
+                "Connections closed as soon as accepted because their peer address already held \
+                 --max-connections-per-client.",
+                None,
+                MetricType::Counter,
+            )?
+            .encode_counter::<NoLabelSet, _, u64>(&self.0.refused(), None)
     }
 }

@@ -173,6 +173,16 @@ pub struct ServerConfig {
           value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub max_in_flight_per_client: u32,
 
+    /// Connections one peer address (an IPv4 address or IPv6 /64; the trusted proxies excepted)
+    /// may hold open at once in this process; a further one is closed as soon as it is
+    /// accepted. A browser opens at most six per host and a partner's connection pool tens;
+    /// 64 leaves room for either, while an address opening connections and sending nothing
+    /// (each held until the head deadline) can no longer take the descriptors others need:
+    /// three such addresses hold 192, inside even a 256-descriptor limit.
+    #[arg(long, env = "PARTNER_API_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 64, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub max_connections_per_client: u32,
+
     /// Header fields a request head may have, over HTTP/1.1 and HTTP/2 alike; more get 431
     /// request_header_too_large. HTTP/1.1's parser refuses more than 96 by itself.
     #[arg(long, env = "PARTNER_API_MAX_HEADER_FIELDS", default_value_t = 96, value_name = "N",

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{
-    Deadlines, H1ErrorResponse, Server, ServerHandle, ServiceFactory, ServiceRequest,
-    ServiceResponse,
+    ConnectionGate, Deadlines, H1ErrorResponse, Server, ServerHandle, ServiceFactory,
+    ServiceRequest, ServiceResponse,
 };
 use actix_web::http::KeepAlive;
 use actix_web::http::header::HeaderValue;
@@ -35,9 +35,9 @@ use crate::http::tls::metrics::CertificateCollector;
 use crate::http::tls::{CertificateStore, TlsError};
 use crate::observability::metrics::{Metrics, RouteLabels};
 use crate::observability::watchdog::{Watchdog, WatchdogCollector};
-use crate::rate_limit::RateLimits;
 use crate::rate_limit::in_flight::InFlightCeiling;
-use crate::rate_limit::metrics::RateLimitCollector;
+use crate::rate_limit::metrics::{ConnectionCeilingCollector, RateLimitCollector};
+use crate::rate_limit::{ClientKey, RateLimits};
 use crate::server::admin::{self, AdminState, Readiness};
 use crate::server::config::ServerConfig;
 
@@ -207,10 +207,13 @@ impl Application {
         let watchdog = Watchdog::new(Duration::from_secs(config.watchdog_secs));
         watchdog.spawn_monitor();
         // Metrics are recorded only where a listener serves them.
+        // Per peer address, shared by every worker.
+        let connections = InFlightCeiling::new(config.max_connections_per_client);
         let metrics = admin_listener.as_ref().map(|_| {
             // Each part reports its own series (`Collector`s of their own).
             let metrics = Metrics::new()
                 .with(RateLimitCollector(rate_limits.clone()))
+                .with(ConnectionCeilingCollector(connections.clone()))
                 .with(WatchdogCollector(watchdog.clone()));
             match &certificates {
                 Some(store) => metrics.with(CertificateCollector(Arc::clone(store))),
@@ -252,6 +255,7 @@ impl Application {
         let rejection_hsts = hsts;
         let rejection_metrics = metrics.clone();
         let beating = watchdog.clone();
+        let gate = connection_gate(&connections, settings.conventions.clients.clone());
         let server = HttpServer::new(move || {
             // The factory runs on each worker thread: batch that worker's log lines, and beat.
             crate::observability::logging::batch_on_this_worker();
@@ -269,6 +273,8 @@ impl Application {
         // "Deadlines"): the body's is the extractor's (`http::extract::Body`); these two come
         // from the patched actix-http under vendor/.
         .deadlines(deadlines)
+        // From the patched actix-http too: at most so many connections per peer address.
+        .connection_gate(gate)
         // After an early answer (the client still sending), what it sends is read and dropped
         // for this long before the close, so that its kernel does not reset the connection
         // before it has read the answer.
@@ -447,10 +453,25 @@ fn spawn_pruning(rate_limits: RateLimits, every: Duration) -> std::sync::mpsc::S
     stop
 }
 
+/// Admits a new connection while its peer address holds fewer than the ceiling's connections;
+/// a trusted proxy's connections carry many clients and are not counted.
+fn connection_gate(connections: &InFlightCeiling, clients: ClientResolver) -> ConnectionGate {
+    let connections = connections.clone();
+    ConnectionGate::new(move |peer| {
+        let Some(peer) = peer.filter(|peer| !clients.is_trusted_proxy(peer.ip())) else {
+            return Some(Box::new(()));
+        };
+        connections
+            .admit(ClientKey::of(Some(peer.ip())))
+            .map(|slot| Box::new(slot) as Box<dyn std::any::Any>)
+    })
+}
+
 /// Ignores SIGHUP until the server listens for it (`Signals::new`, when the server is built):
 /// its default action ends the process, and a reload sent in the first milliseconds of a
-/// start (systemd's `ExecReload` right after `ExecStart`) would stop it. Called first thing,
-/// before any thread exists.
+/// start (systemd's `ExecReload` right after `ExecStart`) would stop it. Called first thing in
+/// `main`, before any thread exists; what remains is the time the loader takes before `main`,
+/// which only a readiness notification (systemd's `Type=notify`) closes.
 pub fn ignore_hangups_until_listened() {
     // SAFETY: setting a signal's disposition to SIG_IGN with no handler of ours, before any
     // other thread exists; tokio's handler, installed later, replaces it.

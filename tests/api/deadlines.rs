@@ -489,3 +489,56 @@ async fn an_early_answer_is_read_before_the_close() {
         assert_eq!(raw.header("connection"), Some("close"));
     }
 }
+
+/// Connections that send nothing are held only until the head deadline, but one address could
+/// open as many as it liked and take every descriptor; each peer address may hold at most
+/// `--max-connections-per-client`, and a further one is closed as soon as it is accepted,
+/// while other addresses are served.
+#[actix_web::test]
+async fn a_peer_at_its_connection_ceiling_is_closed_at_once_and_others_are_served() {
+    let app = spawn_app_with(|config| {
+        config.max_connections_per_client = 5;
+        config.request_head_timeout_ms = 30_000;
+    })
+    .await;
+    let address = app.local_addr;
+    let (idle, refused, other) = actix_web::rt::task::spawn_blocking(move || {
+        let connect = |source: &str| {
+            let socket =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            let source: SocketAddr = format!("{source}:0").parse().unwrap();
+            socket.bind(&source.into()).unwrap();
+            socket.connect(&address.into()).unwrap();
+            let stream: TcpStream = socket.into();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            stream
+        };
+        let idle: Vec<TcpStream> = (0..5).map(|_| connect("127.0.0.1")).collect();
+        // Let the server accept them before the sixth.
+        std::thread::sleep(Duration::from_millis(300));
+        let mut sixth = connect("127.0.0.1");
+        let mut read = [0u8; 16];
+        let refused = match sixth.read(&mut read) {
+            Ok(0) => true,
+            Err(error) => error.kind() == std::io::ErrorKind::ConnectionReset,
+            Ok(_) => false,
+        };
+        (idle, refused, ping_from(address, "127.0.0.2"))
+    })
+    .await
+    .unwrap();
+    assert!(refused, "the sixth connection was not closed");
+    assert_eq!(other.status, 200, "{other:?}");
+    assert_eq!(
+        metric_samples(&app, "partner_api_connections_refused_total").await,
+        ["partner_api_connections_refused_total 1"]
+    );
+    drop(idle);
+    actix_web::rt::time::sleep(Duration::from_millis(300)).await;
+    let again = actix_web::rt::task::spawn_blocking(move || ping_from(address, "127.0.0.1"))
+        .await
+        .unwrap();
+    assert_eq!(again.status, 200, "{again:?}");
+}

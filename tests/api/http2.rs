@@ -456,3 +456,63 @@ async fn an_http2_request_with_a_foreign_scheme_is_refused() {
     );
     driving.abort();
 }
+
+/// A request whose pseudo-header fields do not make a request (here, no `:scheme`) was reset
+/// with PROTOCOL_ERROR by the `h2` layer: a client could not tell it from any other failure.
+/// It is answered first (RFC 9113, 8.1.1, allows it), with the contract's 400.
+#[actix_web::test]
+async fn a_malformed_http2_request_gets_a_contract_error_before_its_stream_ends() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let pki = TestPki::new("h2-malformed");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    // `:method GET` from the static table, `:path` and `:authority` as literals, no `:scheme`.
+    let authority = format!("localhost:{}", app.local_addr.port());
+    let mut block = vec![0x82, 0x04, 8];
+    block.extend(b"/v1/ping");
+    block.extend([0x01, authority.len() as u8]);
+    block.extend(authority.as_bytes());
+    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    wire.extend(frame(0x4, 0, 0, &[]));
+    wire.extend(frame(0x1, 0x4 | 0x1, 1, &block));
+    tls.write_all(&wire).await.unwrap();
+
+    let (status_block, body) = tokio::time::timeout(Duration::from_secs(10), async {
+        let (mut status_block, mut body) = (None, Vec::new());
+        loop {
+            let mut head = [0u8; 9];
+            tls.read_exact(&mut head).await.unwrap();
+            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let mut payload = vec![0u8; length];
+            tls.read_exact(&mut payload).await.unwrap();
+            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+            match (head[3], head[4], stream) {
+                (0x4, flags, 0) if flags & 0x1 == 0 => {
+                    tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
+                }
+                (0x1, _, 1) => status_block = Some(payload),
+                (0x0, flags, 1) => {
+                    body.extend(payload);
+                    if flags & 0x1 != 0 {
+                        break (status_block, body);
+                    }
+                }
+                (0x3, _, 1) => panic!("reset before an answer: {payload:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("an answer within 10 s");
+    // `:status 400` is entry 12 of HPACK's static table.
+    assert_eq!(status_block.expect("a response head")[0], 0x80 | 12);
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(json["error"]["code"], "request_invalid");
+    assert!(
+        json["error"]["request_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("req_")
+    );
+}

@@ -6,7 +6,7 @@ use actix_service::{IntoServiceFactory, Service, ServiceFactory};
 use crate::{
     body::{BoxBody, MessageBody},
     config::{
-        Deadlines, GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
+        ConnectionGate, Deadlines, GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
         DEFAULT_H2_STREAM_WINDOW_SIZE,
     },
     h1::{self, ExpectHandler, H1Service, UpgradeHandler},
@@ -32,6 +32,7 @@ pub struct HttpServiceBuilder<T, S, X = ExpectHandler, U = UpgradeHandler> {
     h2_max_header_list_size: Option<u32>,
     h1_error_response: Option<H1ErrorResponse>,
     deadlines: Deadlines,
+    connection_gate: Option<ConnectionGate>,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
     expect: X,
     upgrade: Option<U>,
@@ -63,6 +64,7 @@ where
             h2_max_header_list_size: None,
             h1_error_response: None,
             deadlines: Deadlines::default(),
+            connection_gate: None,
             graceful_shutdown_signal: None,
 
             // dispatcher parts
@@ -244,6 +246,14 @@ where
         self
     }
 
+    /// Sets what admits each new connection.
+    ///
+    /// See [`ConnectionGate`] for more details.
+    pub fn connection_gate(mut self, gate: ConnectionGate) -> Self {
+        self.connection_gate = Some(gate);
+        self
+    }
+
     /// Provide service for `EXPECT: 100-Continue` support.
     ///
     /// Service get called with request that contains `EXPECT: 100-Continue` header.
@@ -271,6 +281,7 @@ where
             h2_max_header_list_size: self.h2_max_header_list_size,
             h1_error_response: self.h1_error_response,
             deadlines: self.deadlines,
+            connection_gate: self.connection_gate,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: expect.into_factory(),
             upgrade: self.upgrade,
@@ -305,6 +316,7 @@ where
             h2_max_header_list_size: self.h2_max_header_list_size,
             h1_error_response: self.h1_error_response,
             deadlines: self.deadlines,
+            connection_gate: self.connection_gate,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: self.expect,
             upgrade: Some(upgrade.into_factory()),
@@ -350,6 +362,7 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
+            .connection_gate(self.connection_gate.clone())
             .build();
 
         H1Service::with_config(cfg, service.into_factory())
@@ -384,6 +397,7 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
+            .connection_gate(self.connection_gate.clone())
             .build();
 
         crate::h2::H2Service::with_config(cfg, service.into_factory())
@@ -415,6 +429,7 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
+            .connection_gate(self.connection_gate.clone())
             .build();
 
         HttpService::with_config(cfg, service.into_factory())

@@ -63,6 +63,33 @@ pub struct Deadlines {
     pub h2_idle: Option<Duration>,
 }
 
+/// Decides, for each new connection, from its peer address, whether it is served: `Some` with
+/// a value held for as long as the connection lives (dropped with it, say a place under a
+/// per-client ceiling), or `None` to close it at once, before anything is read.
+#[derive(Clone)]
+pub struct ConnectionGate(
+    Arc<dyn Fn(Option<SocketAddr>) -> Option<Box<dyn std::any::Any>> + Send + Sync>,
+);
+
+impl ConnectionGate {
+    /// Wraps the function that admits a connection from a peer address.
+    pub fn new(
+        admit: impl Fn(Option<SocketAddr>) -> Option<Box<dyn std::any::Any>> + Send + Sync + 'static,
+    ) -> Self {
+        Self(Arc::new(admit))
+    }
+
+    pub(crate) fn admit(&self, peer: Option<SocketAddr>) -> Option<Box<dyn std::any::Any>> {
+        (self.0)(peer)
+    }
+}
+
+impl fmt::Debug for ConnectionGate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ConnectionGate(..)")
+    }
+}
+
 pub(crate) type GracefulShutdownFuture = Pin<Box<dyn Future<Output = ()>>>;
 
 #[derive(Clone)]
@@ -258,6 +285,12 @@ impl ServiceConfigBuilder {
         self
     }
 
+    /// Sets what admits each new connection; see [`ConnectionGate`].
+    pub fn connection_gate(mut self, gate: Option<ConnectionGate>) -> Self {
+        self.inner.connection_gate = gate;
+        self
+    }
+
     pub(crate) fn h2_limits(
         mut self,
         max_concurrent_streams: Option<u32>,
@@ -295,6 +328,7 @@ struct Inner {
     h2_max_header_list_size: Option<u32>,
     h1_error_response: Option<H1ErrorResponse>,
     deadlines: Deadlines,
+    connection_gate: Option<ConnectionGate>,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
 }
 
@@ -316,6 +350,7 @@ impl Default for Inner {
             h2_max_header_list_size: None,
             h1_error_response: None,
             deadlines: Deadlines::default(),
+            connection_gate: None,
             graceful_shutdown_signal: None,
         }
     }
@@ -346,6 +381,7 @@ impl ServiceConfig {
             h2_max_header_list_size: None,
             h1_error_response: None,
             deadlines: Deadlines::default(),
+            connection_gate: None,
             graceful_shutdown_signal: None,
         }))
     }
@@ -457,6 +493,11 @@ impl ServiceConfig {
     /// else the idle deadline, if one is set.
     pub fn h2_idle_timeout(&self) -> Option<Duration> {
         self.keep_alive().duration().or(self.0.deadlines.h2_idle)
+    }
+
+    /// What admits each new connection, if set.
+    pub fn connection_gate(&self) -> Option<&ConnectionGate> {
+        self.0.connection_gate.as_ref()
     }
 
     /// How the HTTP/1 dispatcher answers the requests it rejects itself, if set.

@@ -955,7 +955,21 @@ where
     }
 
     fn call(&self, (io, proto, peer_addr): (T, Protocol, Option<net::SocketAddr>)) -> Self::Future {
-        let conn_data = OnConnectData::from_io(&io, self.on_connect_ext.as_deref());
+        let mut conn_data = OnConnectData::from_io(&io, self.on_connect_ext.as_deref());
+
+        // A connection the gate refuses is closed at once, nothing read; one it admits keeps
+        // what the gate gave it (a place under a per-client ceiling) for as long as it lives.
+        if let Some(gate) = self.cfg.connection_gate() {
+            match gate.admit(peer_addr) {
+                Some(admission) => conn_data.hold(ConnectionAdmission(admission)),
+                None => {
+                    drop(io);
+                    return HttpServiceHandlerResponse {
+                        state: Box::pin(State::Refused),
+                    };
+                }
+            }
+        }
 
         match proto {
             #[cfg(feature = "http2")]
@@ -993,6 +1007,9 @@ where
     }
 }
 
+/// What the connection gate gave an admitted connection, kept with its data.
+struct ConnectionAdmission(#[allow(dead_code)] Box<dyn std::any::Any>);
+
 #[cfg(not(feature = "http2"))]
 pin_project! {
     #[project = StateProj]
@@ -1015,6 +1032,9 @@ pin_project! {
         U::Error: fmt::Display,
     {
         H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
+
+        // Refused by the connection gate: closed already.
+        Refused,
     }
 }
 
@@ -1040,6 +1060,9 @@ pin_project! {
         U::Error: fmt::Display,
     {
         H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
+
+        // Refused by the connection gate: closed already.
+        Refused,
 
         // The HTTP/2 states are boxed: inline, the larger of them (1,320 bytes with a plain
         // TCP stream) sized every connection's task, an idle HTTP/1.1 one included. A box
@@ -1109,6 +1132,8 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.as_mut().project().state.as_mut().project() {
             StateProj::H1 { dispatcher } => dispatcher.poll(cx),
+
+            StateProj::Refused => Poll::Ready(Ok(())),
 
             #[cfg(feature = "http2")]
             StateProj::H2 { dispatcher } => dispatcher.as_mut().poll(cx),

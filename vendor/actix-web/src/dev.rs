@@ -10,7 +10,7 @@
 #[cfg(feature = "__compress")]
 pub use actix_http::encoding::Decoder as Decompress;
 pub use actix_http::{
-    Deadlines, Extensions, H1ErrorResponse, Payload, RequestHead, Response, ResponseHead,
+    ConnectionGate, Deadlines, Extensions, H1ErrorResponse, Payload, RequestHead, Response, ResponseHead,
 };
 use actix_router::Patterns;
 pub use actix_router::{Path, ResourceDef, ResourcePath, Url};

@@ -40,6 +40,7 @@ struct Config {
     h2_max_header_list_size: Option<u32>,
     h1_error_response: Option<actix_http::H1ErrorResponse>,
     deadlines: actix_http::Deadlines,
+    connection_gate: Option<actix_http::ConnectionGate>,
     #[allow(dead_code)] // only dead when no TLS features are enabled
     tls_handshake_timeout: Option<Duration>,
 }
@@ -138,6 +139,7 @@ where
                 h2_max_header_list_size: None,
                 h1_error_response: None,
                 deadlines: actix_http::Deadlines::default(),
+                connection_gate: None,
                 tls_handshake_timeout: None,
             })),
             backlog: 1024,
@@ -402,6 +404,15 @@ where
     /// By default none is set.
     pub fn deadlines(self, deadlines: actix_http::Deadlines) -> Self {
         self.config.lock().unwrap().deadlines = deadlines;
+        self
+    }
+
+    /// Sets what admits each new connection, from its peer address (a per-client ceiling on
+    /// connections, say); a refused connection is closed at once.
+    ///
+    /// By default every connection is admitted.
+    pub fn connection_gate(self, gate: actix_http::ConnectionGate) -> Self {
+        self.config.lock().unwrap().connection_gate = Some(gate);
         self
     }
 
@@ -739,6 +750,16 @@ where
                     svc = svc.deadlines(cfg.deadlines);
 
 
+
+                    if let Some(gate) = cfg.connection_gate.clone() {
+
+
+                        svc = svc.connection_gate(gate);
+
+
+                    }
+
+
                     if let Some(respond) = cfg.h1_error_response.clone() {
 
                         svc = svc.h1_error_response(respond);
@@ -822,6 +843,16 @@ where
 
 
                     svc = svc.deadlines(cfg.deadlines);
+
+
+
+                    if let Some(gate) = cfg.connection_gate.clone() {
+
+
+                        svc = svc.connection_gate(gate);
+
+
+                    }
 
 
                     if let Some(respond) = cfg.h1_error_response.clone() {
@@ -942,6 +973,16 @@ where
                     svc = svc.deadlines(c.deadlines);
 
 
+
+                    if let Some(gate) = c.connection_gate.clone() {
+
+
+                        svc = svc.connection_gate(gate);
+
+
+                    }
+
+
                     if let Some(respond) = c.h1_error_response.clone() {
 
                         svc = svc.h1_error_response(respond);
@@ -1031,6 +1072,16 @@ where
 
 
                     svc = svc.deadlines(c.deadlines);
+
+
+
+                    if let Some(gate) = c.connection_gate.clone() {
+
+
+                        svc = svc.connection_gate(gate);
+
+
+                    }
 
 
                     if let Some(respond) = c.h1_error_response.clone() {
@@ -1140,6 +1191,16 @@ where
                     svc = svc.deadlines(c.deadlines);
 
 
+
+                    if let Some(gate) = c.connection_gate.clone() {
+
+
+                        svc = svc.connection_gate(gate);
+
+
+                    }
+
+
                     if let Some(respond) = c.h1_error_response.clone() {
 
                         svc = svc.h1_error_response(respond);
@@ -1245,6 +1306,16 @@ where
 
 
                     svc = svc.deadlines(c.deadlines);
+
+
+
+                    if let Some(gate) = c.connection_gate.clone() {
+
+
+                        svc = svc.connection_gate(gate);
+
+
+                    }
 
 
                     if let Some(respond) = c.h1_error_response.clone() {
@@ -1353,6 +1424,16 @@ where
 
 
                     svc = svc.deadlines(c.deadlines);
+
+
+
+                    if let Some(gate) = c.connection_gate.clone() {
+
+
+                        svc = svc.connection_gate(gate);
+
+
+                    }
 
 
                     if let Some(respond) = c.h1_error_response.clone() {

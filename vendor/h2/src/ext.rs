@@ -14,6 +14,17 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub struct HeaderListTooLarge;
 
+/// Marks a request whose pseudo-header fields do not make a request (no method, scheme or path,
+/// an unreadable authority or path, a `:status`), delivered (with
+/// [`Builder::deliver_oversized_requests`]) instead of reset with `PROTOCOL_ERROR` by this
+/// crate, so that the server can answer it (RFC 9113, 8.1.1: a server may send a response
+/// before it resets a malformed request's stream). Its method and path are stand-ins
+/// (`GET /`) and its fields are not given.
+///
+/// [`Builder::deliver_oversized_requests`]: crate::server::Builder::deliver_oversized_requests
+#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
+pub struct MalformedRequest;
+
 /// Represents the `:protocol` pseudo-header used by
 /// the [Extended CONNECT Protocol].
 ///

@@ -1770,9 +1770,11 @@ fn is_other_major_version(line: &[u8]) -> bool {
 }
 
 /// The most a lingering connection reads and drops before it closes anyway: a client's own
-/// request in flight when it was answered early, not a stream it may keep up forever (nginx
-/// bounds lingering by time only; the time here is the client disconnect timeout).
-const LINGER_BYTES: usize = 1024 * 1024;
+/// request in flight when it was answered early (a body up to 16 MiB, the most the service
+/// can be configured to take), not a stream it may keep up forever. nginx bounds lingering by
+/// time only; the time here is the client disconnect timeout, and it is what binds on any
+/// fast link.
+const LINGER_BYTES: usize = 16 * 1024 * 1024;
 
 /// Whether the connection closes after this response because its request's body is not all
 /// read. Upstream kept a connection whose unread body was chunked and drained the rest to

@@ -130,16 +130,17 @@ where
                     // A header list over the limit, delivered marked by the `h2` layer: its
                     // fields were not kept, so it is answered here, in the service's words,
                     // like HTTP/1's rejections, and the service never sees it.
-                    if parts
-                        .extensions
-                        .get::<h2::ext::HeaderListTooLarge>()
-                        .is_some()
-                    {
+                    // Likewise a request whose pseudo-header fields do not make a request: 400.
+                    let rejected = if parts.extensions.get::<h2::ext::HeaderListTooLarge>().is_some() {
+                        Some(crate::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
+                    } else if parts.extensions.get::<h2::ext::MalformedRequest>().is_some() {
+                        Some(crate::StatusCode::BAD_REQUEST)
+                    } else {
+                        None
+                    };
+                    if let Some(status) = rejected {
                         if let Some(respond) = this.config.h1_error_response() {
-                            let res = respond.respond(
-                                crate::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                                this.peer_addr,
-                            );
+                            let res = respond.respond(status, this.peer_addr);
                             drop(body);
                             let config = this.config.clone();
                             tokio::task::spawn_local(async move {

@@ -219,19 +219,7 @@ impl Recv {
             if counts.peer().is_server() && is_initial && self.deliver_oversized_requests {
                 // Handed to the server, marked, with stand-ins for what was not kept: it
                 // answers the request in its own words (a bare 431 has no body).
-                let request = Request::builder()
-                    .version(http::Version::HTTP_2)
-                    .method(http::Method::GET)
-                    .uri("/")
-                    .extension(crate::ext::HeaderListTooLarge)
-                    .body(())
-                    .expect("a request of constant parts");
-                stream.pending_recv.push_back(
-                    &mut self.buffer,
-                    Event::Headers(super::peer::PollMessage::Server(request)),
-                );
-                stream.notify_recv();
-                self.pending_accept.push(stream);
+                self.deliver_stand_in(stream, crate::ext::HeaderListTooLarge);
                 return Ok(());
             }
             return if counts.peer().is_server() && is_initial {
@@ -264,9 +252,17 @@ impl Recv {
         }
 
         if !pseudo.is_informational() {
-            let message = counts
-                .peer()
-                .convert_poll_message(pseudo, fields, stream_id)?;
+            let message = match counts.peer().convert_poll_message(pseudo, fields, stream_id) {
+                Ok(message) => message,
+                // Pseudo-header fields that do not make a request: handed to the server,
+                // marked, to answer before the stream ends (RFC 9113, 8.1.1), instead of a
+                // reset the client cannot tell from any other.
+                Err(_) if counts.peer().is_server() && is_initial && self.deliver_oversized_requests => {
+                    self.deliver_stand_in(stream, crate::ext::MalformedRequest);
+                    return Ok(());
+                }
+                Err(error) => return Err(error.into()),
+            };
 
             // Push the frame onto the stream's recv buffer
             stream
@@ -284,6 +280,26 @@ impl Recv {
         }
 
         Ok(())
+    }
+
+    /// Queues a stand-in request (`GET /`, no fields) marked with `mark` on a new stream, for
+    /// the server to answer a request this crate could not hand over as it came.
+    fn deliver_stand_in<T: Clone + std::marker::Send + std::marker::Sync + 'static>(&mut self, stream: &mut store::Ptr, mark: T) {
+        let request = Request::builder()
+            .version(http::Version::HTTP_2)
+            .method(http::Method::GET)
+            .uri("/")
+            .extension(mark)
+            .body(())
+            .expect("a request of constant parts");
+        stream.pending_recv.push_back(
+            &mut self.buffer,
+            Event::Headers(super::peer::PollMessage::Server(request)),
+        );
+        stream.notify_recv();
+        // Correctness: never push a stream to `pending_accept` without having the
+        // corresponding headers frame pushed to `stream.pending_recv`.
+        self.pending_accept.push(stream);
     }
 
     /// Called by the server to get the request
