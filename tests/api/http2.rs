@@ -516,3 +516,59 @@ async fn a_malformed_http2_request_gets_a_contract_error_before_its_stream_ends(
             .starts_with("req_")
     );
 }
+
+/// A header block with a connection-specific field (`connection`, forbidden in HTTP/2, RFC
+/// 9113, 8.2.2) was reset with PROTOCOL_ERROR where it was read; it is answered first, like a
+/// request with broken pseudo-header fields.
+#[actix_web::test]
+async fn an_http2_request_with_a_connection_specific_field_gets_a_contract_error() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let pki = TestPki::new("h2-connection-field");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    let authority = format!("localhost:{}", app.local_addr.port());
+    // `:method GET`, `:scheme https`, `:path` and `:authority` literals, then a literal
+    // `connection: keep-alive` with a new name (RFC 7541, 6.2.2).
+    let mut block = vec![0x82, 0x87, 0x04, 8];
+    block.extend(b"/v1/ping");
+    block.extend([0x01, authority.len() as u8]);
+    block.extend(authority.as_bytes());
+    block.extend([0x00, 10]);
+    block.extend(b"connection");
+    block.extend([10]);
+    block.extend(b"keep-alive");
+    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    wire.extend(frame(0x4, 0, 0, &[]));
+    wire.extend(frame(0x1, 0x4 | 0x1, 1, &block));
+    tls.write_all(&wire).await.unwrap();
+    let body = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut body = Vec::new();
+        loop {
+            let mut head = [0u8; 9];
+            tls.read_exact(&mut head).await.unwrap();
+            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let mut payload = vec![0u8; length];
+            tls.read_exact(&mut payload).await.unwrap();
+            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+            match (head[3], head[4], stream) {
+                (0x4, flags, 0) if flags & 0x1 == 0 => {
+                    tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
+                }
+                (0x1, _, 1) => assert_eq!(payload[0], 0x80 | 12, "`:status 400`"),
+                (0x0, flags, 1) => {
+                    body.extend(payload);
+                    if flags & 0x1 != 0 {
+                        break body;
+                    }
+                }
+                (0x3, _, 1) => panic!("reset before an answer: {payload:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("an answer within 10 s");
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(json["error"]["code"], "request_invalid");
+}

@@ -94,6 +94,11 @@ struct HeaderBlock {
     /// Set to true if decoding went over the max header list size.
     is_over_size: bool,
 
+    /// Set to true when the block is malformed (a connection-specific field, `te` other than
+    /// `trailers`, a pseudo-header after a regular one or twice) and the frame is handed on,
+    /// marked, instead of failing (see `Headers::mark_malformed`).
+    is_malformed: bool,
+
     /// Pseudo headers, these are broken out as they must be sent as part of the
     /// headers frame.
     pseudo: Pseudo,
@@ -122,6 +127,7 @@ impl Headers {
                 field_size: calculate_headermap_size(&fields),
                 fields,
                 is_over_size: false,
+                is_malformed: false,
                 pseudo,
             },
             flags: HeadersFlag::default(),
@@ -139,6 +145,7 @@ impl Headers {
                 field_size: calculate_headermap_size(&fields),
                 fields,
                 is_over_size: false,
+                is_malformed: false,
                 pseudo: Pseudo::default(),
             },
             flags,
@@ -204,6 +211,7 @@ impl Headers {
                 fields: HeaderMap::new(),
                 field_size: 0,
                 is_over_size: false,
+                is_malformed: false,
                 pseudo: Pseudo::default(),
             },
             flags,
@@ -243,6 +251,18 @@ impl Headers {
 
     pub fn is_over_size(&self) -> bool {
         self.header_block.is_over_size
+    }
+
+    /// Marks the block malformed, to hand the frame on instead of resetting its stream where
+    /// it was read; returns whether it can be (a HEADERS frame can, a PUSH_PROMISE cannot).
+    pub fn mark_malformed(&mut self) -> bool {
+        self.header_block.is_malformed = true;
+        true
+    }
+
+    /// Whether the block was marked malformed (see `mark_malformed`).
+    pub fn is_malformed(&self) -> bool {
+        self.header_block.is_malformed
     }
 
     pub fn into_parts(self) -> (Pseudo, HeaderMap) {
@@ -360,6 +380,7 @@ impl PushPromise {
                 field_size: calculate_headermap_size(&fields),
                 fields,
                 is_over_size: false,
+                is_malformed: false,
                 pseudo,
             },
             promised_id,
@@ -451,6 +472,7 @@ impl PushPromise {
                 fields: HeaderMap::new(),
                 field_size: 0,
                 is_over_size: false,
+                is_malformed: false,
                 pseudo: Pseudo::default(),
             },
             promised_id,
@@ -486,6 +508,11 @@ impl PushPromise {
 
     pub fn is_over_size(&self) -> bool {
         self.header_block.is_over_size
+    }
+
+    /// A PUSH_PROMISE is never handed on malformed: its stream is reset where it was read.
+    pub fn mark_malformed(&mut self) -> bool {
+        false
     }
 
     pub fn encode(

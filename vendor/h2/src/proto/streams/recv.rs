@@ -172,6 +172,16 @@ impl Recv {
         tracing::trace!("opening stream; init_window={}", self.init_window_sz);
         let is_initial = stream.state.recv_open(&frame)?;
 
+        // A malformed block reaches here only from a peer whose requests the server answers
+        // itself: a request's is handed over marked; trailers' reset the stream as before.
+        if frame.is_malformed() {
+            if is_initial {
+                self.deliver_stand_in(stream, crate::ext::MalformedRequest);
+                return Ok(());
+            }
+            return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR).into());
+        }
+
         if is_initial {
             // TODO: be smarter about this logic
             if frame.stream_id() > self.last_processed_id {
@@ -280,6 +290,11 @@ impl Recv {
         }
 
         Ok(())
+    }
+
+    /// Whether requests this crate would refuse are handed to the server to answer.
+    pub fn delivers_rejected(&self) -> bool {
+        self.deliver_oversized_requests
     }
 
     /// Queues a stand-in request (`GET /`, no fields) marked with `mark` on a new stream, for

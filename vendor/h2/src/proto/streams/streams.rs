@@ -404,6 +404,13 @@ impl Inner {
     ) -> Result<(), Error> {
         let id = frame.stream_id();
 
+        // A malformed header block is a stream error, as the codec used to return it, unless a
+        // server takes malformed requests to answer them (`Recv::recv_headers`).
+        if frame.is_malformed() && !(peer.is_server() && self.actions.recv.delivers_rejected()) {
+            proto_err!(stream: "malformed header block; stream={:?}", id);
+            return Err(Error::library_reset(id, Reason::PROTOCOL_ERROR));
+        }
+
         // The GOAWAY process has begun. All streams with a greater ID than
         // specified as part of GOAWAY should be ignored.
         if id > self.actions.recv.max_stream_id() {
@@ -507,6 +514,10 @@ impl Inner {
                     return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
                 }
 
+                if frame.is_malformed() {
+                    proto_err!(stream: "malformed trailers; stream={:?}", stream.id);
+                    return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
+                }
                 actions.recv.recv_trailers(frame, stream)
             };
 
