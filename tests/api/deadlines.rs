@@ -254,11 +254,7 @@ async fn until_aborted_and_out_of_flight(app: &crate::helpers::TestApp) {
 /// `GET /v1/ping` from `source`, announcing a body it never sends: held until the body
 /// deadline. The stream is returned so that the connection stays open.
 fn held_request(address: SocketAddr, source: &str) -> TcpStream {
-    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    let source: SocketAddr = format!("{source}:0").parse().unwrap();
-    socket.bind(&source.into()).unwrap();
-    socket.connect(&address.into()).unwrap();
-    let mut stream: TcpStream = socket.into();
+    let mut stream = connect_from(address, source);
     stream
         .write_all(b"GET /v1/ping HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10\r\n\r\n{}")
         .unwrap();
@@ -267,18 +263,24 @@ fn held_request(address: SocketAddr, source: &str) -> TcpStream {
 
 /// A ping from `source`, answered whole.
 fn ping_from(address: SocketAddr, source: &str) -> Raw {
-    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    let source: SocketAddr = format!("{source}:0").parse().unwrap();
-    socket.bind(&source.into()).unwrap();
-    socket.connect(&address.into()).unwrap();
-    let mut stream: TcpStream = socket.into();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
+    let mut stream = connect_from(address, source);
     stream
         .write_all(b"GET /v1/ping HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .unwrap();
     one_answer(&mut stream).expect("an answer within 5 s")
+}
+
+/// A connection to `address` from the loopback address `source`, reads timing out after 5 s.
+fn connect_from(address: SocketAddr, source: &str) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let source: SocketAddr = format!("{source}:0").parse().unwrap();
+    socket.bind(&source.into()).unwrap();
+    socket.connect(&address.into()).unwrap();
+    let stream: TcpStream = socket.into();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream
 }
 
 /// One client holding as many requests as it may is refused more, with the rate limit's 429,
@@ -381,12 +383,7 @@ async fn an_http2_body_that_never_comes_gets_a_408() {
         .unwrap();
     assert_eq!(response.status(), 408);
     assert_eq!(response.headers()["cache-control"], "no-store");
-    let mut body = response.into_body();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = body.data().await {
-        bytes.extend_from_slice(&chunk.unwrap());
-    }
-    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let json = crate::http2::json_body(response).await;
     assert_eq!(json["error"]["code"], "request_timeout");
     assert_eq!(
         json["error"]["message"],
@@ -503,22 +500,10 @@ async fn a_peer_at_its_connection_ceiling_is_closed_at_once_and_others_are_serve
     .await;
     let address = app.local_addr;
     let (idle, refused, other) = actix_web::rt::task::spawn_blocking(move || {
-        let connect = |source: &str| {
-            let socket =
-                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-            let source: SocketAddr = format!("{source}:0").parse().unwrap();
-            socket.bind(&source.into()).unwrap();
-            socket.connect(&address.into()).unwrap();
-            let stream: TcpStream = socket.into();
-            stream
-                .set_read_timeout(Some(Duration::from_secs(5)))
-                .unwrap();
-            stream
-        };
-        let idle: Vec<TcpStream> = (0..5).map(|_| connect("127.0.0.1")).collect();
+        let idle: Vec<TcpStream> = (0..5).map(|_| connect_from(address, "127.0.0.1")).collect();
         // Let the server accept them before the sixth.
         std::thread::sleep(Duration::from_millis(300));
-        let mut sixth = connect("127.0.0.1");
+        let mut sixth = connect_from(address, "127.0.0.1");
         let mut read = [0u8; 16];
         let refused = match sixth.read(&mut read) {
             Ok(0) => true,

@@ -328,6 +328,16 @@ async fn an_idle_http2_connection_is_closed_after_the_keep_alive_time() {
     );
 }
 
+/// The whole body of an HTTP/2 response, read as JSON.
+pub(crate) async fn json_body(response: http::Response<h2::RecvStream>) -> serde_json::Value {
+    let mut body = response.into_body();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = body.data().await {
+        bytes.extend_from_slice(&chunk.unwrap());
+    }
+    serde_json::from_slice(&bytes).unwrap()
+}
+
 /// The sample lines of the admin listener's `/metrics` that start with `prefix`.
 pub(crate) async fn metric_samples(app: &TestApp, prefix: &str) -> Vec<String> {
     let text = app
@@ -443,12 +453,7 @@ async fn an_http2_request_with_a_foreign_scheme_is_refused() {
     let (response, _) = client.send_request(request, true).unwrap();
     let response = response.await.unwrap();
     assert_eq!(response.status(), 400);
-    let mut body = response.into_body();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = body.data().await {
-        bytes.extend_from_slice(&chunk.unwrap());
-    }
-    let json: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let json = json_body(response).await;
     assert_eq!(json["error"]["code"], "request_invalid");
     assert_eq!(
         json["error"]["message"],
@@ -457,29 +462,27 @@ async fn an_http2_request_with_a_foreign_scheme_is_refused() {
     driving.abort();
 }
 
-/// A request whose pseudo-header fields do not make a request (here, no `:scheme`) was reset
-/// with PROTOCOL_ERROR by the `h2` layer: a client could not tell it from any other failure.
-/// It is answered first (RFC 9113, 8.1.1, allows it), with the contract's 400.
-#[actix_web::test]
-async fn a_malformed_http2_request_gets_a_contract_error_before_its_stream_ends() {
+/// Sends one request as a raw HEADERS frame on stream 1, whose HPACK block is `:method GET`
+/// from the static table, the literal `:path /v1/ping` and `:authority`, then `rest`, and reads
+/// the answer: the response head's HPACK block and the body, or a panic on a reset.
+async fn raw_request_answer(rest: &[u8]) -> (Vec<u8>, Vec<u8>) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    let pki = TestPki::new("h2-malformed");
+    let pki = TestPki::new("h2-raw-request");
     let app = tls_app_with(&pki, |_| {}).await;
     let mut tls = h2_tls(&pki, &app).await;
-    // `:method GET` from the static table, `:path` and `:authority` as literals, no `:scheme`.
     let authority = format!("localhost:{}", app.local_addr.port());
     let mut block = vec![0x82, 0x04, 8];
     block.extend(b"/v1/ping");
     block.extend([0x01, authority.len() as u8]);
     block.extend(authority.as_bytes());
+    block.extend(rest);
     let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
     wire.extend(frame(0x4, 0, 0, &[]));
     wire.extend(frame(0x1, 0x4 | 0x1, 1, &block));
     tls.write_all(&wire).await.unwrap();
-
-    let (status_block, body) = tokio::time::timeout(Duration::from_secs(10), async {
-        let (mut status_block, mut body) = (None, Vec::new());
+    tokio::time::timeout(Duration::from_secs(10), async {
+        let (mut head_block, mut body) = (Vec::new(), Vec::new());
         loop {
             let mut head = [0u8; 9];
             tls.read_exact(&mut head).await.unwrap();
@@ -491,11 +494,11 @@ async fn a_malformed_http2_request_gets_a_contract_error_before_its_stream_ends(
                 (0x4, flags, 0) if flags & 0x1 == 0 => {
                     tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
                 }
-                (0x1, _, 1) => status_block = Some(payload),
+                (0x1, _, 1) => head_block = payload,
                 (0x0, flags, 1) => {
                     body.extend(payload);
                     if flags & 0x1 != 0 {
-                        break (status_block, body);
+                        break (head_block, body);
                     }
                 }
                 (0x3, _, 1) => panic!("reset before an answer: {payload:?}"),
@@ -504,10 +507,14 @@ async fn a_malformed_http2_request_gets_a_contract_error_before_its_stream_ends(
         }
     })
     .await
-    .expect("an answer within 10 s");
-    // `:status 400` is entry 12 of HPACK's static table.
-    assert_eq!(status_block.expect("a response head")[0], 0x80 | 12);
-    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    .expect("an answer within 10 s")
+}
+
+/// The contract's 400 `request_invalid` as a raw answer: `:status 400` (entry 12 of HPACK's
+/// static table) and the JSON error with a request id.
+fn assert_raw_400(head_block: &[u8], body: &[u8]) {
+    assert_eq!(head_block[0], 0x80 | 12, "`:status 400`");
+    let json: serde_json::Value = serde_json::from_slice(body).unwrap();
     assert_eq!(json["error"]["code"], "request_invalid");
     assert!(
         json["error"]["request_id"]
@@ -517,58 +524,26 @@ async fn a_malformed_http2_request_gets_a_contract_error_before_its_stream_ends(
     );
 }
 
+/// A request whose pseudo-header fields do not make a request (here, no `:scheme`) was reset
+/// with PROTOCOL_ERROR by the `h2` layer: a client could not tell it from any other failure.
+/// It is answered first (RFC 9113, 8.1.1, allows it), with the contract's 400.
+#[actix_web::test]
+async fn a_malformed_http2_request_gets_a_contract_error_before_its_stream_ends() {
+    let (head_block, body) = raw_request_answer(&[]).await;
+    assert_raw_400(&head_block, &body);
+}
+
 /// A header block with a connection-specific field (`connection`, forbidden in HTTP/2, RFC
 /// 9113, 8.2.2) was reset with PROTOCOL_ERROR where it was read; it is answered first, like a
 /// request with broken pseudo-header fields.
 #[actix_web::test]
 async fn an_http2_request_with_a_connection_specific_field_gets_a_contract_error() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    let pki = TestPki::new("h2-connection-field");
-    let app = tls_app_with(&pki, |_| {}).await;
-    let mut tls = h2_tls(&pki, &app).await;
-    let authority = format!("localhost:{}", app.local_addr.port());
-    // `:method GET`, `:scheme https`, `:path` and `:authority` literals, then a literal
-    // `connection: keep-alive` with a new name (RFC 7541, 6.2.2).
-    let mut block = vec![0x82, 0x87, 0x04, 8];
-    block.extend(b"/v1/ping");
-    block.extend([0x01, authority.len() as u8]);
-    block.extend(authority.as_bytes());
-    block.extend([0x00, 10]);
-    block.extend(b"connection");
-    block.extend([10]);
-    block.extend(b"keep-alive");
-    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    wire.extend(frame(0x4, 0, 0, &[]));
-    wire.extend(frame(0x1, 0x4 | 0x1, 1, &block));
-    tls.write_all(&wire).await.unwrap();
-    let body = tokio::time::timeout(Duration::from_secs(10), async {
-        let mut body = Vec::new();
-        loop {
-            let mut head = [0u8; 9];
-            tls.read_exact(&mut head).await.unwrap();
-            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-            let mut payload = vec![0u8; length];
-            tls.read_exact(&mut payload).await.unwrap();
-            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
-            match (head[3], head[4], stream) {
-                (0x4, flags, 0) if flags & 0x1 == 0 => {
-                    tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
-                }
-                (0x1, _, 1) => assert_eq!(payload[0], 0x80 | 12, "`:status 400`"),
-                (0x0, flags, 1) => {
-                    body.extend(payload);
-                    if flags & 0x1 != 0 {
-                        break body;
-                    }
-                }
-                (0x3, _, 1) => panic!("reset before an answer: {payload:?}"),
-                _ => {}
-            }
-        }
-    })
-    .await
-    .expect("an answer within 10 s");
-    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
-    assert_eq!(json["error"]["code"], "request_invalid");
+    // `:scheme https` from the static table, then a literal `connection: keep-alive` with a
+    // new name (RFC 7541, 6.2.2).
+    let mut rest = vec![0x87, 0x00, 10];
+    rest.extend(b"connection");
+    rest.extend([10]);
+    rest.extend(b"keep-alive");
+    let (head_block, body) = raw_request_answer(&rest).await;
+    assert_raw_400(&head_block, &body);
 }
