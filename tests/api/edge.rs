@@ -494,6 +494,13 @@ async fn the_http_layers_rejections_are_contract_errors() {
             lines[0]
         );
     }
+    // Written at debug by the HTTP layer, not as one error line each: a client could fill the
+    // log with errors at will.
+    let errors = crate::helpers::log_lines_containing("stream error");
+    assert!(
+        errors.iter().all(|line| !line.starts_with("ERROR")),
+        "{errors:#?}"
+    );
     // And counted, as no route and no method: the HTTP layer read neither.
     let admin: SocketAddr = app.admin_address["http://".len()..].parse().unwrap();
     let counters = actix_web::rt::task::spawn_blocking(move || request_counters(admin))
