@@ -165,23 +165,24 @@ pub struct ServerConfig {
     pub h2_idle_secs: u64,
 
     /// Requests one client may have in flight at once in this process (from its head to the
-    /// last byte of its answer); more are refused with 429 rate_limited. The default API burst:
-    /// a client sending its whole burst at once is never refused by it, while one address can
-    /// no longer hold the descriptors and memory every other client needs (three such clients
-    /// hold 150, well inside even a 256-descriptor limit).
-    #[arg(long, env = "PARTNER_API_MAX_IN_FLIGHT_PER_CLIENT", default_value_t = 50, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub max_in_flight_per_client: u32,
+    /// last byte of its answer); more are refused with 429 rate_limited. Default: the API burst
+    /// (--rate-limit-burst, 50): a client sending its whole burst at once is never refused by
+    /// it, while one address can no longer hold the descriptors and memory every other client
+    /// needs (three such clients hold 150, well inside even a 256-descriptor limit).
+    #[arg(long, env = "PARTNER_API_MAX_IN_FLIGHT_PER_CLIENT", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_in_flight_per_client: Option<u32>,
 
     /// Connections one peer address (an IPv4 address or IPv6 /64; the trusted proxies excepted)
     /// may hold open at once in this process; a further one is closed as soon as it is
-    /// accepted. A browser opens at most six per host and a partner's connection pool tens;
-    /// 64 leaves room for either, while an address opening connections and sending nothing
-    /// (each held until the head deadline) can no longer take the descriptors others need:
-    /// three such addresses hold 192, inside even a 256-descriptor limit.
-    #[arg(long, env = "PARTNER_API_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 64, value_name = "N",
-          value_parser = clap::value_parser!(u32).range(1..=100_000))]
-    pub max_connections_per_client: u32,
+    /// accepted. Unset, there is no such ceiling: one address may open hundreds of connections
+    /// and be served on each (within its rate limit and --max-in-flight-per-client). Set it
+    /// where clients reach the service directly (the API burst is a sound value), so that an
+    /// address opening connections and sending nothing (each held until the head deadline)
+    /// cannot take the descriptors others need.
+    #[arg(long, env = "PARTNER_API_MAX_CONNECTIONS_PER_CLIENT", value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    pub max_connections_per_client: Option<u32>,
 
     /// Header fields a request head may have, over HTTP/1.1 and HTTP/2 alike; more get 431
     /// request_header_too_large. HTTP/1.1's parser refuses more than 96 by itself.
@@ -332,6 +333,17 @@ impl ServerConfig {
 
     pub fn request_head_timeout(&self) -> Duration {
         Duration::from_millis(self.request_head_timeout_ms)
+    }
+
+    /// Requests one client may have in flight: the setting, or the API burst.
+    pub fn max_in_flight_per_client(&self) -> u32 {
+        self.max_in_flight_per_client
+            .unwrap_or(self.rate_limit_burst)
+    }
+
+    /// Connections one peer address may hold, when a ceiling is set.
+    pub fn max_connections_per_client(&self) -> Option<u32> {
+        self.max_connections_per_client
     }
 
     pub fn body_timeout(&self) -> Duration {

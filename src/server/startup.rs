@@ -207,8 +207,9 @@ impl Application {
         let watchdog = Watchdog::new(Duration::from_secs(config.watchdog_secs));
         watchdog.spawn_monitor();
         // Metrics are recorded only where a listener serves them.
-        // Per peer address, shared by every worker.
-        let connections = InFlightCeiling::new(config.max_connections_per_client);
+        // Per peer address, shared by every worker; without a setting, none.
+        let connections =
+            InFlightCeiling::new(config.max_connections_per_client().unwrap_or(u32::MAX));
         let metrics = admin_listener.as_ref().map(|_| {
             // Each part reports its own series (`Collector`s of their own).
             let metrics = Metrics::new()
@@ -236,7 +237,7 @@ impl Application {
                     config.client_ip_header,
                 ),
                 rate_limits: rate_limits.clone(),
-                in_flight: InFlightCeiling::new(config.max_in_flight_per_client),
+                in_flight: InFlightCeiling::new(config.max_in_flight_per_client()),
                 hsts: hsts.clone(),
             },
             body_limit: BodyLimit {

@@ -290,7 +290,7 @@ fn connect_from(address: SocketAddr, source: &str) -> TcpStream {
 #[actix_web::test]
 async fn a_client_at_its_in_flight_ceiling_is_refused_and_others_are_served() {
     let app = spawn_app_with(|config| {
-        config.max_in_flight_per_client = 3;
+        config.max_in_flight_per_client = Some(3);
         config.body_timeout_secs = 30;
     })
     .await;
@@ -494,7 +494,7 @@ async fn an_early_answer_is_read_before_the_close() {
 #[actix_web::test]
 async fn a_peer_at_its_connection_ceiling_is_closed_at_once_and_others_are_served() {
     let app = spawn_app_with(|config| {
-        config.max_connections_per_client = 5;
+        config.max_connections_per_client = Some(5);
         config.request_head_timeout_ms = 30_000;
     })
     .await;
