@@ -135,47 +135,6 @@ async fn an_unread_response_over_tls_ends_its_connection() {
     assert!(ended.is_ok(), "the connection did not end");
 }
 
-/// An HTTP/2 client reading a large answer slowly but steadily, through a small socket buffer:
-/// the keep-alive PING queued behind the DATA it had not read yet went unanswered within the
-/// keep-alive time, and the connection was cut off mid-answer. With streams open, each under
-/// its own deadlines, no PING is sent.
-#[actix_web::test]
-async fn a_slow_but_steady_http2_reader_gets_the_whole_answer() {
-    let pki = TestPki::new("h2-slow-steady");
-    let app = tls_app_with(&pki, |config| config.keep_alive_secs = 1).await;
-    let tls = crate::http2::tls_with(&pki, &app, b"h2", Some(4096)).await;
-    let mut builder = h2::client::Builder::new();
-    builder
-        .initial_window_size(4 * 1024 * 1024)
-        .initial_connection_window_size(4 * 1024 * 1024);
-    let (client, connection) = builder.handshake::<_, bytes::Bytes>(tls).await.unwrap();
-    let _connection = actix_web::rt::spawn(connection);
-    let mut client = client.ready().await.unwrap();
-    let request = http::Request::get(format!(
-        "https://localhost:{}/docs/swagger-ui-bundle.js",
-        app.local_addr.port()
-    ))
-    .body(())
-    .unwrap();
-    let (response, _) = client.send_request(request, true).unwrap();
-    let response = response.await.unwrap();
-    let length: usize = response.headers()["content-length"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    let mut body = response.into_body();
-    let mut received = 0;
-    // About 400 KB a second: several keep-alive periods for the whole answer.
-    while let Some(chunk) = body.data().await {
-        let chunk = chunk.expect("the answer is not cut off");
-        received += chunk.len();
-        body.flow_control().release_capacity(chunk.len()).unwrap();
-        actix_web::rt::time::sleep(Duration::from_millis(40)).await;
-    }
-    assert_eq!(received, length);
-}
-
 /// A client that pipelines requests for a large document and reads nothing: once the kernel's
 /// buffers are full, the response makes no progress, and after the send deadline the
 /// connection is dropped and the request leaves flight.

@@ -219,19 +219,7 @@ where
                                     ping_pong.timer.as_mut().reset(dead_line.into());
                                 }
                                 Poll::Pending => {
-                                    ready!(ping_pong.timer.as_mut().poll(cx));
-                                    // No answer within the period. Streams opened since the
-                                    // PING went out have deadlines of their own, and its answer
-                                    // may be queued behind their DATA: wait another period.
-                                    if this.open_streams.get() > 0
-                                        && this.config.client_send_timeout().is_some()
-                                    {
-                                        let idle = this.config.h2_idle_timeout().unwrap();
-                                        let dead_line = this.config.now() + idle;
-                                        ping_pong.timer.as_mut().reset(dead_line.into());
-                                        continue;
-                                    }
-                                    return Poll::Ready(Ok(()));
+                                    return ping_pong.timer.as_mut().poll(cx).map(|_| Ok(()));
                                 }
                             }
                         } else {
@@ -247,14 +235,6 @@ where
                             }
                             let keep_alive = this.config.h2_idle_timeout().unwrap();
                             let now = this.config.now();
-                            if this.open_streams.get() > 0 && this.config.client_send_timeout().is_some() {
-                                // Streams are open, each under its own deadlines (a body that
-                                // stops arriving, a response given no window): a PING would
-                                // queue behind their DATA, and a slow reader that is making
-                                // progress would miss its deadline and lose the connection.
-                                ping_pong.timer.as_mut().reset((now + keep_alive).into());
-                                continue;
-                            }
                             if this.open_streams.get() == 0
                                 && now >= this.last_active.get() + keep_alive
                             {
