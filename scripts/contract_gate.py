@@ -12,9 +12,12 @@ date-time to date), and a removed response header.
     contract_gate.py check BEFORE AFTER     report; exit 1 on a breaking change
     contract_gate.py changes BEFORE AFTER   the change record as a JSON list of lines
     contract_gate.py fixtures DIR           DIR/breaking/* must fail, DIR/additive/* must pass
-    contract_gate.py release DATE SUMMARY   record a release: gate both documents against
-                                            openapi/released/, append the changes to
-                                            openapi/changelog.json, make them the new baseline
+    contract_gate.py release DATE NOTE...   record a release: gate both documents against
+                                            openapi/released/, append the notes (one sentence
+                                            a change, for partners) and the changes to
+                                            openapi/changelog.json, regenerate both documents
+                                            (their info.version is 1.DATE) and make them the
+                                            new baseline
 """
 
 import functools
@@ -178,10 +181,14 @@ RELEASED = ROOT / "openapi/released"
 RECORD = ROOT / "openapi/changelog.json"
 
 
-def release(date, summary):
-    """Gates both documents against the released ones, appends the changes of the 3.1 document
-    (the 3.0.3 rendition says the same) to the record, and makes both the new baseline. The
-    first release is compared with an empty document, so it lists every operation."""
+def release(date, notes):
+    """Gates both documents against the released ones, appends the notes and the changes of the
+    3.1 document (the 3.0.3 rendition says the same) to the record, regenerates both documents
+    (the record sets their revision) and makes them the new baseline. The first release is
+    compared with an empty document, so it lists every operation."""
+    for note in notes:
+        if not note.strip().endswith("."):
+            raise SystemExit(f"FAIL: a note is one sentence for partners, ending in '.': {note!r}")
     for name in DOCUMENTS:
         if (RELEASED / name).exists() and check(RELEASED / name, ROOT / "openapi" / name):
             raise SystemExit(f"FAIL: openapi/{name} breaks the released contract; not released")
@@ -195,8 +202,12 @@ def release(date, summary):
         print("nothing to release: openapi/v1.yaml is the released document")
         return 0
     record = json.loads(RECORD.read_text()) if RECORD.exists() else {"releases": []}
-    record["releases"].append({"date": date, "summary": summary, "changes": listed})
-    RECORD.write_text(json.dumps(record, indent=2) + "\n")
+    if any(release["date"] >= date for release in record["releases"]):
+        raise SystemExit(f"FAIL: a release is recorded on or after {date}; one a day at most")
+    record["releases"].append({"date": date, "notes": notes, "changes": listed})
+    RECORD.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+    # The record is compiled in and names the revision: the documents change with it.
+    subprocess.run([str(ROOT / "scripts/update-openapi")], check=True)
     RELEASED.mkdir(exist_ok=True)
     for name in DOCUMENTS:
         shutil.copyfile(ROOT / "openapi" / name, RELEASED / name)
@@ -239,8 +250,8 @@ def main(argv):
                     verdict = f"refused by {', '.join(broken)}" if broken else "passed"
                     print(f"FAIL: {kind}/{case.name} {verdict}")
         return 1 if failures else 0
-    if command == "release" and len(argv) == 4:
-        return release(argv[2], argv[3])
+    if command == "release" and len(argv) >= 4:
+        return release(argv[2], argv[3:])
     print(__doc__, file=sys.stderr)
     return 2
 

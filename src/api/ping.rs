@@ -42,13 +42,15 @@ pub struct PingBody {}
 
 /// Check that the API is reachable
 ///
-/// Answers at once with a ping object. It needs no key and reads no data, so it suits health
-/// checks and uptime monitors; `HEAD` answers the same without a body.
+/// Answers at once with a ping object. It needs no key (`security: []`): it reads no data and
+/// says only that the API is reachable, so health checks and uptime monitors can call it
+/// without holding a key. `HEAD` answers the same without a body.
 #[utoipa::path(
     get,
     path = "/v1/ping",
     impl_for = PingEndpoint,
     tag = "Utility",
+    security(()),
     responses((
         status = 200,
         description = "The API is reachable.",

@@ -24,6 +24,17 @@ impl HeaderLimits {
         bytes: 128 * 1024,
     };
 
+    /// The 431 for a head refused before its fields could be counted (the HTTP/1.1 parser's
+    /// own limits, or HTTP/2's announced list size): the message gives both limits, as the
+    /// catalogue promises, since which one was passed is not known.
+    pub fn refusal(&self) -> ApiError {
+        ApiError::new(ErrorCode::RequestHeaderTooLarge).with_message(format!(
+            "The request's header fields are over a limit: at most {} fields are accepted, \
+             taking at most {} bytes (each field's name and value plus 32).",
+            self.fields, self.bytes
+        ))
+    }
+
     /// The 431 for `headers`, when they are over a limit.
     pub fn check(&self, headers: &HeaderMap) -> Option<ApiError> {
         if headers.len() > self.fields {

@@ -345,7 +345,12 @@ where
                 } else {
                     let rendered =
                         api_error_for_response(&response, &line.view, &parts.routes, &request_id)
-                            .rendered(&request_id, parts.docs_base.resolve(line.host()));
+                            .rendered(
+                                &request_id,
+                                parts
+                                    .docs_base
+                                    .resolve(line.host(), line.view.forwarded_scheme()),
+                            );
                     let (request, original) = response.into_parts();
                     ServiceResponse::new(request, rendered.into_response(original))
                         .map_into_right_body()
@@ -369,7 +374,12 @@ where
         };
         // The request is gone (consumed by a failing service or dropped by the unwind), so
         // the answer travels as an error carrying its finished response.
-        let mut response = failure.to_response(&request_id, parts.docs_base.resolve(line.host()));
+        let mut response = failure.to_response(
+            &request_id,
+            parts
+                .docs_base
+                .resolve(line.host(), line.view.forwarded_scheme()),
+        );
         let answered = finish(response.head_mut(), line);
         let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
         Err(InternalError::from_response(failure, response).into())
@@ -403,10 +413,10 @@ impl Parts {
                 (1, None)
             }
         };
-        let docs = self.docs_base.resolve(request_host(
-            request.headers().get(header::HOST),
-            request.uri(),
-        ));
+        let docs = self.docs_base.resolve(
+            request_host(request.headers().get(header::HOST), request.uri()),
+            view.forwarded_scheme(),
+        );
         let mut response =
             Rendered::rate_limited(retry_after_secs, &request_id, docs).into_new_response();
         set_convention_headers(

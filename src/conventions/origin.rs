@@ -1,10 +1,12 @@
-//! Where `doc_url` in error bodies points: a configured origin, or the origin the client
-//! addressed when it is a plain host, else the address the service listens on.
+//! Where `doc_url` in error bodies points: the configured public URL, or the origin the client
+//! addressed when it is a plain host (with the scheme a trusted proxy recorded, else the
+//! listener's), else the address the service listens on.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use crate::errors::DocsOrigin;
+use crate::http::client::ForwardedScheme;
 
 /// Where `doc_url` in error bodies points.
 #[derive(Clone, Debug)]
@@ -39,9 +41,15 @@ impl DocsBase {
         }
     }
 
-    /// The origin for a request addressed to `host` (its `Host`, or HTTP/2's `:authority`),
-    /// borrowed in pieces: a flood of error responses allocates nothing for it.
-    pub(crate) fn resolve<'a>(&'a self, host: Option<&'a [u8]>) -> DocsOrigin<'a> {
+    /// The origin for a request addressed to `host` (its `Host`, or HTTP/2's `:authority`)
+    /// that a trusted proxy says came over `forwarded` (behind a proxy that ends TLS, the
+    /// listener's own `http` is not what the client used), borrowed in pieces: a flood of
+    /// error responses allocates nothing for it.
+    pub(crate) fn resolve<'a>(
+        &'a self,
+        host: Option<&'a [u8]>,
+        forwarded: Option<ForwardedScheme>,
+    ) -> DocsOrigin<'a> {
         match self {
             DocsBase::Fixed { base } => DocsOrigin::from_parts(base, ""),
             DocsBase::OwnOrigin {
@@ -57,6 +65,11 @@ impl DocsBase {
                                 .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(byte))
                     })
                     .and_then(|host| std::str::from_utf8(host).ok());
+                let scheme_prefix = match forwarded {
+                    Some(ForwardedScheme::Https) => "https://",
+                    Some(ForwardedScheme::Http) => "http://",
+                    None => scheme_prefix,
+                };
                 match host {
                     Some(host) => DocsOrigin::from_parts(scheme_prefix, host),
                     None => DocsOrigin::from_parts(listening, ""),
@@ -74,15 +87,38 @@ mod tests {
     fn own_origin_follows_a_valid_host_header_only() {
         let base = DocsBase::own_origin("http", "127.0.0.1:8080".parse().unwrap());
         assert_eq!(
-            base.resolve(Some(b"api.example.test:8443")).to_string(),
+            base.resolve(Some(b"api.example.test:8443"), None)
+                .to_string(),
             "http://api.example.test:8443"
         );
         assert_eq!(
-            base.resolve(Some(b"evil.test/path?x")).to_string(),
+            base.resolve(Some(b"evil.test/path?x"), None).to_string(),
             "http://127.0.0.1:8080"
         );
-        assert_eq!(base.resolve(None).to_string(), "http://127.0.0.1:8080");
+        assert_eq!(
+            base.resolve(None, None).to_string(),
+            "http://127.0.0.1:8080"
+        );
         let base = DocsBase::own_origin("https", "[::1]:8443".parse().unwrap());
-        assert_eq!(base.resolve(None).to_string(), "https://[::1]:8443");
+        assert_eq!(base.resolve(None, None).to_string(), "https://[::1]:8443");
+    }
+
+    /// Behind a proxy that ends TLS the listener speaks plain HTTP; the scheme the proxy
+    /// recorded wins, and a configured URL wins over both.
+    #[test]
+    fn a_forwarded_scheme_replaces_the_listeners() {
+        let base = DocsBase::own_origin("http", "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(
+            base.resolve(Some(b"api.example.test"), Some(ForwardedScheme::Https))
+                .to_string(),
+            "https://api.example.test"
+        );
+        let fixed = DocsBase::fixed("https://partners.example.test".into());
+        assert_eq!(
+            fixed
+                .resolve(Some(b"api.example.test"), Some(ForwardedScheme::Http))
+                .to_string(),
+            "https://partners.example.test"
+        );
     }
 }

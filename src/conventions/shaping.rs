@@ -14,6 +14,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 
 use super::SERVICE_REQUEST_ID;
+use super::header_limits::HeaderLimits;
 use super::origin::DocsBase;
 use crate::errors::{ApiError, ErrorCode};
 use crate::http::routes::{NoRoute, RouteTable};
@@ -34,15 +35,19 @@ use crate::request_id::RequestId;
 pub fn http_layer_rejection(
     status: StatusCode,
     peer: Option<SocketAddr>,
+    header_limits: &HeaderLimits,
     docs_base: &DocsBase,
     hsts: Option<&HeaderValue>,
     metrics: Option<&Metrics>,
 ) -> actix_web::HttpResponse {
     let started = Instant::now();
     let request_id = RequestId::generate();
-    let error = ApiError::new(catalogue_code(status, &request_id)).keeping_status(status);
+    let error = match status {
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => header_limits.refusal(),
+        _ => ApiError::new(catalogue_code(status, &request_id)).keeping_status(status),
+    };
     // Nothing of the request can be trusted, its `Host` included.
-    let mut response = error.to_response(&request_id, docs_base.resolve(None));
+    let mut response = error.to_response(&request_id, docs_base.resolve(None, None));
     set_convention_headers(response.headers_mut(), &request_id, hsts.cloned(), None);
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
     if let Some(metrics) = metrics {

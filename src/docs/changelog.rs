@@ -1,33 +1,13 @@
-//! The partner-facing changelog of v1, `/docs/changelog`. It is rendered from
-//! `openapi/changelog.json`, the record that `scripts/release-contract` appends to when a
-//! release happens: each release's date and the changes the breaking-change gate listed
-//! between the previously released document and this one. The record is compiled in, so the
-//! page always matches the documents the same binary serves.
+//! The partner-facing changelog of v1, `/docs/changelog`, rendered from the release record
+//! (`openapi::releases`): per release, newest first, what it means for a client, one sentence
+//! a change, with the breaking-change gate's list of changes folded below it for whoever
+//! diffs documents. The record is compiled in, so the page always matches the documents the
+//! same binary serves.
 
 use std::fmt::Write as _;
 
-use serde::Deserialize;
-
-use super::pages::{escape, page};
-
-/// The record, as committed.
-const RECORD: &str = include_str!("../../openapi/changelog.json");
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Record {
-    releases: Vec<Release>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Release {
-    /// `YYYY-MM-DD`.
-    date: String,
-    summary: String,
-    /// One line per change, as the gate words it.
-    changes: Vec<String>,
-}
+use super::pages::{escape, inline_markup, page};
+use crate::openapi::releases;
 
 /// The `/docs/changelog` page: releases newest first.
 pub fn changelog_page() -> String {
@@ -37,21 +17,31 @@ pub fn changelog_page() -> String {
          endpoints, new optional parameters, new response fields and headers, new error codes \
          under the existing types. Nothing is removed or renamed, no parameter becomes \
          required, no type or format changes and no response enum gains a value; such a change \
-         would ship as a new version path, beside v1.</p>\n",
+         would ship as a new version path, beside v1. The document's <code>info.version</code> \
+         is <code>1.</code> and the date of the release it belongs to.</p>\n",
     );
-    match serde_json::from_str::<Record>(RECORD) {
+    match releases::record() {
         Ok(record) => {
             for release in record.releases.iter().rev() {
                 let _ = write!(
                     body,
-                    "<section id=\"{date}\">\n<h2><a href=\"#{date}\">{date}</a></h2>\n<p>{summary}</p>\n<ul>\n",
+                    "<section id=\"{date}\">\n<h2><a href=\"#{date}\">{date}</a></h2>\n\
+                     <p>Revision <code>1.{date}</code>.</p>\n<ul>\n",
                     date = escape(&release.date),
-                    summary = escape(&release.summary),
+                );
+                for note in &release.notes {
+                    let _ = writeln!(body, "<li>{}</li>", inline_markup(note));
+                }
+                let _ = write!(
+                    body,
+                    "</ul>\n<details>\n<summary>Every change to the document ({})</summary>\n\
+                     <ul class=\"changes\">\n",
+                    release.changes.len()
                 );
                 for change in &release.changes {
                     let _ = writeln!(body, "<li><code>{}</code></li>", escape(change));
                 }
-                body.push_str("</ul>\n</section>\n");
+                body.push_str("</ul>\n</details>\n</section>\n");
             }
         }
         // A record that does not parse is caught by a test before it ships; should one ever
@@ -69,30 +59,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_record_parses_and_lists_releases_in_order() {
-        let record: Record = serde_json::from_str(RECORD).expect("openapi/changelog.json parses");
-        assert!(!record.releases.is_empty());
-        for pair in record.releases.windows(2) {
-            assert!(
-                pair[0].date <= pair[1].date,
-                "releases are recorded in date order"
-            );
-        }
-        for release in &record.releases {
-            assert!(
-                !release.changes.is_empty(),
-                "{} lists its changes",
-                release.date
-            );
-        }
-    }
-
-    #[test]
-    fn the_page_shows_every_release_and_change() {
-        let record: Record = serde_json::from_str(RECORD).unwrap();
+    fn the_page_shows_every_release_its_notes_and_changes() {
+        let record = releases::record().unwrap();
         let page = changelog_page();
         for release in &record.releases {
             assert!(page.contains(&format!("<section id=\"{}\">", release.date)));
+            for note in &release.notes {
+                assert!(page.contains(&inline_markup(note)), "{note}");
+            }
             for change in &release.changes {
                 assert!(page.contains(&escape(change)), "{change}");
             }

@@ -65,38 +65,66 @@ pub const PATHS: [&str; 13] = [
 /// Not at start-up: that costs every replica about 3 MiB whether anyone reads the
 /// documentation or not, and rendering them at start-up on a thread of its own left the heap
 /// fragmented for a replica that never serves them (`scripts/soak limiter`: RSS 13.7 MiB after
-/// pruning a million clients, against 9.2 MiB without). Not on a worker either: rendering and compressing them takes about
-/// 0.1 s, which every other request on that worker would wait for. So the first request hands
-/// the work to the blocking pool ([`files`]) and waits for it there, while its worker goes on.
-static FILES: OnceLock<HashMap<&'static str, StaticFile>> = OnceLock::new();
-
-/// The rendered files: at once when they are, else rendered on the blocking pool (concurrent
-/// first requests wait there too, never on a worker's thread).
-async fn files() -> Result<&'static HashMap<&'static str, StaticFile>, ApiError> {
-    if let Some(files) = FILES.get() {
-        return Ok(files);
-    }
-    // An error means the rendering panicked (a bug, logged by the panic hook) or the pool is
-    // gone (the server is stopping): an internal error, not a second rendering on the worker.
-    web::block(|| FILES.get_or_init(render_files))
-        .await
-        .map_err(|error| ApiError::internal(format!("rendering the reference: {error}")))
+/// pruning a million clients, against 9.2 MiB without). Not on a worker either: rendering and
+/// compressing them takes about 0.1 s, which every other request on that worker would wait
+/// for. So the first request hands the work to the blocking pool ([`Docs::files`]) and waits
+/// for it there, while its worker goes on.
+#[derive(Clone, Default)]
+pub struct Docs {
+    /// The origin partners reach the service at, when configured: the served documents name
+    /// it as their server's default.
+    public_origin: Option<Arc<str>>,
+    files: Arc<OnceLock<HashMap<&'static str, StaticFile>>>,
 }
 
-fn render_files() -> HashMap<&'static str, StaticFile> {
+impl Docs {
+    /// The documentation of a server reached at `public_origin`, when it is known.
+    pub fn new(public_origin: Option<Arc<str>>) -> Docs {
+        Docs {
+            public_origin,
+            files: Arc::default(),
+        }
+    }
+
+    /// The rendered files: at once when they are, else rendered on the blocking pool
+    /// (concurrent first requests wait there too, never on a worker's thread).
+    async fn files(&self) -> Result<&HashMap<&'static str, StaticFile>, ApiError> {
+        if let Some(files) = self.files.get() {
+            return Ok(files);
+        }
+        // An error means the rendering panicked (a bug, logged by the panic hook) or the pool
+        // is gone (the server is stopping): an internal error, not a second rendering on the
+        // worker.
+        let files = Arc::clone(&self.files);
+        let origin = self.public_origin.clone();
+        web::block(move || {
+            files.get_or_init(|| render_files(origin.as_deref()));
+        })
+        .await
+        .map_err(|error| ApiError::internal(format!("rendering the reference: {error}")))?;
+        Ok(self.files.get().expect("rendered just now"))
+    }
+}
+
+fn render_files(public_origin: Option<&str>) -> HashMap<&'static str, StaticFile> {
     const HTML: &str = "text/html; charset=utf-8";
     const JSON: &str = "application/json";
     // RFC 9512 registers application/yaml.
     const YAML: &str = "application/yaml";
-    let document = openapi::document();
+    let document = match public_origin {
+        Some(origin) => openapi::for_origin(openapi::document(), origin),
+        None => openapi::document(),
+    };
     let mut files = HashMap::from([
         (
             DOCUMENT_JSON_PATH,
-            StaticFile::new(JSON, Lifetime::Revalidate, openapi::to_json(&document)),
+            StaticFile::new(JSON, Lifetime::Revalidate, openapi::to_json(&document))
+                .for_any_origin(),
         ),
         (
             DOCUMENT_YAML_PATH,
-            StaticFile::new(YAML, Lifetime::Revalidate, openapi::to_yaml(&document)),
+            StaticFile::new(YAML, Lifetime::Revalidate, openapi::to_yaml(&document))
+                .for_any_origin(),
         ),
         (
             OAS30_JSON_PATH,
@@ -104,7 +132,8 @@ fn render_files() -> HashMap<&'static str, StaticFile> {
                 JSON,
                 Lifetime::Revalidate,
                 openapi::oas30::to_json(&document),
-            ),
+            )
+            .for_any_origin(),
         ),
         (
             OAS30_YAML_PATH,
@@ -112,7 +141,8 @@ fn render_files() -> HashMap<&'static str, StaticFile> {
                 YAML,
                 Lifetime::Revalidate,
                 openapi::oas30::to_yaml(&document),
-            ),
+            )
+            .for_any_origin(),
         ),
         (
             REFERENCE_PATH,
@@ -165,8 +195,8 @@ fn render_files() -> HashMap<&'static str, StaticFile> {
     files
 }
 
-/// Mounts every path of [`PATHS`].
-pub fn register(config: &mut web::ServiceConfig) {
+/// Mounts every path of [`PATHS`], served from `docs`.
+pub fn register(config: &mut web::ServiceConfig, docs: &Docs) {
     let get_or_head = || guard::Any(guard::Get()).or(guard::Head());
     config.service(
         web::resource(REFERENCE_REDIRECT_PATH)
@@ -181,15 +211,21 @@ pub fn register(config: &mut web::ServiceConfig) {
         if path == REFERENCE_REDIRECT_PATH {
             continue;
         }
-        config.service(web::resource(path).guard(get_or_head()).to(
-            move |request: HttpRequest| async move {
-                files()
-                    .await?
-                    .get(path)
-                    .map(|file| file.respond(&request))
-                    .ok_or_else(|| ApiError::resource_missing(request.method(), path))
-            },
-        ));
+        let docs = docs.clone();
+        config.service(
+            web::resource(path)
+                .guard(get_or_head())
+                .to(move |request: HttpRequest| {
+                    let docs = docs.clone();
+                    async move {
+                        docs.files()
+                            .await?
+                            .get(path)
+                            .map(|file| file.respond(&request))
+                            .ok_or_else(|| ApiError::resource_missing(request.method(), path))
+                    }
+                }),
+        );
     }
 }
 
@@ -199,7 +235,7 @@ mod tests {
 
     #[test]
     fn every_path_but_the_redirect_has_its_file() {
-        let files = FILES.get_or_init(render_files);
+        let files = render_files(None);
         for path in PATHS {
             if path != REFERENCE_REDIRECT_PATH {
                 assert!(files.contains_key(path), "no file for {path}");
@@ -211,7 +247,7 @@ mod tests {
     #[test]
     fn the_documents_are_what_the_code_emits() {
         let document = openapi::document();
-        let files = FILES.get_or_init(render_files);
+        let files = render_files(None);
         assert_eq!(
             files[DOCUMENT_YAML_PATH].body(),
             &openapi::to_yaml(&document)

@@ -51,7 +51,7 @@ pub fn escape(text: &str) -> String {
 }
 
 /// Escapes `text` for HTML and turns `code` spans into `<code>` elements.
-fn inline_markup(text: &str) -> String {
+pub fn inline_markup(text: &str) -> String {
     let mut html = String::with_capacity(text.len() + 16);
     for (index, part) in text.split('`').enumerate() {
         let escaped = escape(part);
@@ -131,43 +131,10 @@ pub fn reference_page() -> String {
 /// Starts Swagger UI on the reference page: the service's own document, no "Explore" bar
 /// (the base layout), "Try it out" open from the first load, curl snippets of each request,
 /// and no validator badge (it would send the document to another origin).
-pub const REFERENCE_SCRIPT: &str = r##"// Starts Swagger UI on /docs/ (served by partner-api).
-window.addEventListener("load", function () {
-  window.ui = SwaggerUIBundle({
-    url: "../openapi/v1.json",
-    dom_id: "#swagger-ui",
-    layout: "BaseLayout",
-    deepLinking: true,
-    displayOperationId: true,
-    defaultModelsExpandDepth: 1,
-    tryItOutEnabled: true,
-    requestSnippetsEnabled: true,
-    validatorUrl: null,
-    presets: [SwaggerUIBundle.presets.apis],
-  });
-});
-"##;
+pub const REFERENCE_SCRIPT: &str = include_str!("assets/reference.js");
 
 /// The stylesheet of every page under `/docs/`.
-pub const STYLESHEET: &str = r#"body { font-family: system-ui, sans-serif; line-height: 1.5; color: #1d1d1f; margin: 0; }
-nav.site { display: flex; flex-wrap: wrap; gap: .25rem 1rem; padding: .6rem 1rem; background: #1d2d3d; }
-nav.site a { color: #e8eef4; text-decoration: none; font-size: .9rem; }
-nav.site a:hover { text-decoration: underline; }
-nav.site a.service { font-weight: 700; margin-right: 1rem; }
-main { max-width: 46rem; margin: 2rem auto; padding: 0 1rem; }
-header.reference { max-width: 1460px; margin: 1.5rem auto 0; padding: 0 20px; }
-header.reference h1 { margin: 0 0 .25rem; }
-code, pre { font-family: ui-monospace, monospace; background: #f3f3f5; border-radius: 3px; padding: 0 .2em; }
-pre { padding: .75rem; overflow-x: auto; }
-table { border-collapse: collapse; }
-th, td { text-align: left; padding: .25rem 1rem .25rem 0; border-bottom: 1px solid #ddd; }
-section { border-top: 1px solid #ddd; padding: .25rem .5rem .5rem; scroll-margin-top: 1rem; }
-section:target { background: #fff7d1; }
-h2 a, h3 a { color: inherit; text-decoration: none; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0; }
-dt { font-weight: 600; }
-dd { margin: 0; }
-"#;
+pub const STYLESHEET: &str = include_str!("assets/docs.css");
 
 #[cfg(test)]
 mod tests {

@@ -63,6 +63,11 @@ pub struct StaticFile {
     identity: Representation,
     /// Absent where gzip would not make the body smaller (images are compressed already).
     gzip: Option<Representation>,
+    /// Whether a page of any origin may read it (`Access-Control-Allow-Origin: *`): the
+    /// OpenAPI documents, so that browser-based tools (online editors, documentation viewers)
+    /// can load them. They are public and carry no credentials; the API itself sends no CORS
+    /// headers (PARTNERS.md, "Browsers and CORS").
+    any_origin: bool,
 }
 
 impl StaticFile {
@@ -82,7 +87,14 @@ impl StaticFile {
                 etag: EntityTag::new_strong(format!("{digest:016x}")),
             },
             gzip,
+            any_origin: false,
         }
+    }
+
+    /// This file, readable by pages of any origin.
+    pub fn for_any_origin(mut self) -> Self {
+        self.any_origin = true;
+        self
     }
 
     /// The uncompressed body.
@@ -109,6 +121,9 @@ impl StaticFile {
         }
         if gzip.is_some() {
             response.insert_header(ContentEncoding::Gzip);
+        }
+        if self.any_origin {
+            response.insert_header((header::ACCESS_CONTROL_ALLOW_ORIGIN, "*"));
         }
         if self.content_type.starts_with("text/html") {
             response

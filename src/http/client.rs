@@ -191,6 +191,49 @@ impl ClientResolver {
     }
 }
 
+/// The scheme a client used to reach the proxy in front of us.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ForwardedScheme {
+    Http,
+    Https,
+}
+
+static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+
+impl ClientResolver {
+    /// The scheme the client used, as the trusted proxy `peer` recorded it: in
+    /// `X-Forwarded-Proto` beside `X-Forwarded-For`, or as `proto=` in `Forwarded`, the proxy
+    /// nearest to us writing last. `None` when the peer is not a trusted proxy (a client's own
+    /// claim is never read) or the proxy recorded none.
+    pub fn forwarded_scheme(
+        &self,
+        peer: Option<IpAddr>,
+        headers: &HeaderMap,
+    ) -> Option<ForwardedScheme> {
+        if self.trusted_proxies.is_empty() || !self.is_trusted(peer?.to_canonical()) {
+            return None;
+        }
+        let nearest = match self.header {
+            ClientIpHeader::XForwardedFor => {
+                elements_from_the_right(headers, &X_FORWARDED_PROTO).next()?
+            }
+            ClientIpHeader::Forwarded => elements_from_the_right(headers, &header::FORWARDED)
+                .next()?
+                .split(';')
+                .filter_map(|pair| pair.split_once('='))
+                .find(|(name, _)| name.trim().eq_ignore_ascii_case("proto"))
+                .map(|(_, value)| value.trim().trim_matches('"'))?,
+        };
+        if nearest.eq_ignore_ascii_case("https") {
+            Some(ForwardedScheme::Https)
+        } else if nearest.eq_ignore_ascii_case("http") {
+            Some(ForwardedScheme::Http)
+        } else {
+            None
+        }
+    }
+}
+
 /// The comma-separated elements of every line of a header, in order, split on the raw bytes.
 /// An element that is not text counts as one that names no address, and only that element: a
 /// proxy that merges lines (nginx's `$proxy_add_x_forwarded_for`) puts the client's bytes and
@@ -238,6 +281,47 @@ fn parse_node(node: &str) -> Option<IpAddr> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_scheme_is_read_only_from_a_trusted_proxy_and_only_its_own_record() {
+        let proxy = Some(ip("10.0.0.1"));
+        let resolver = ClientResolver::new(
+            vec!["10.0.0.0/8".parse().unwrap()],
+            ClientIpHeader::XForwardedFor,
+        );
+        let mut headers = HeaderMap::new();
+        headers.append(
+            X_FORWARDED_PROTO.clone(),
+            HeaderValue::from_static("http, https"),
+        );
+        assert_eq!(
+            resolver.forwarded_scheme(proxy, &headers),
+            Some(ForwardedScheme::Https)
+        );
+        assert_eq!(
+            resolver.forwarded_scheme(Some(ip("203.0.113.9")), &headers),
+            None
+        );
+        assert_eq!(resolver.forwarded_scheme(proxy, &HeaderMap::new()), None);
+        let untrusting = ClientResolver::default();
+        assert_eq!(untrusting.forwarded_scheme(proxy, &headers), None);
+
+        let rfc7239 = ClientResolver::new(
+            vec!["10.0.0.0/8".parse().unwrap()],
+            ClientIpHeader::Forwarded,
+        );
+        let mut forwarded = HeaderMap::new();
+        forwarded.append(
+            header::FORWARDED,
+            HeaderValue::from_static("for=192.0.2.1;proto=https, for=198.51.100.7;proto=http"),
+        );
+        assert_eq!(
+            rfc7239.forwarded_scheme(proxy, &forwarded),
+            Some(ForwardedScheme::Http)
+        );
+        // The proxy writes `Forwarded`; an `X-Forwarded-Proto` of the client's is not read.
+        assert_eq!(rfc7239.forwarded_scheme(proxy, &headers), None);
+    }
+
     use super::*;
     use actix_web::http::header::HeaderValue;
 

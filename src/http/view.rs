@@ -15,7 +15,7 @@ use actix_web::dev::ServiceRequest;
 use actix_web::http::Method;
 use actix_web::http::uri::Uri;
 
-use super::client::ClientResolver;
+use super::client::{ClientResolver, ForwardedScheme};
 use super::routes::{API_PREFIX, RouteIndex, RouteTable};
 
 /// What the service decided a request is; see the module documentation.
@@ -29,6 +29,8 @@ pub struct RequestView {
     decoded: Option<Box<str>>,
     route: Option<RouteIndex>,
     client: Option<IpAddr>,
+    /// The scheme the client used, when a trusted proxy recorded it.
+    forwarded_scheme: Option<ForwardedScheme>,
 }
 
 impl RequestView {
@@ -44,6 +46,7 @@ impl RequestView {
         RequestView {
             method: request.method().clone(),
             client: clients.resolve(peer, request.headers()),
+            forwarded_scheme: clients.forwarded_scheme(peer, request.headers()),
             uri,
             decoded,
             route,
@@ -73,6 +76,12 @@ impl RequestView {
     /// The client's address, from the socket or the one header a trusted proxy writes.
     pub fn client(&self) -> Option<IpAddr> {
         self.client
+    }
+
+    /// The scheme the client used to reach the proxy in front of us, as a trusted proxy
+    /// recorded it.
+    pub fn forwarded_scheme(&self) -> Option<ForwardedScheme> {
+        self.forwarded_scheme
     }
 
     /// Whether the request is for the API (its path, decoded, is under `/v1`) rather than the

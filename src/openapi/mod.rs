@@ -7,32 +7,35 @@
 //! [`to_yaml`]'s output; a test fails when the two differ. [`oas30`] derives the 3.0.3
 //! rendition, `openapi/v1.oas30.yaml`, for generators that read 3.0 only.
 
+mod components;
 pub mod oas30;
+pub mod releases;
+
+use std::collections::BTreeMap;
 
 use actix_web::App;
-use actix_web::http::{Method, StatusCode};
-use serde_json::json;
-use utoipa::openapi::content::ContentBuilder;
-use utoipa::openapi::example::ExampleBuilder;
-use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{Operation, PathItem};
-use utoipa::openapi::response::{Response, ResponseBuilder};
-use utoipa::openapi::schema::{ObjectBuilder, Type};
-use utoipa::openapi::server::Server;
+use utoipa::openapi::response::Response;
+use utoipa::openapi::server::{Server, ServerVariableBuilder};
 use utoipa::openapi::tag::{Tag, TagBuilder};
-use utoipa::openapi::{Components, Info, OpenApi, Ref, RefOr};
+use utoipa::openapi::{Components, Info, OpenApi, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 use utoipa_actix_web::AppExt;
 
 use crate::api;
 use crate::api::list::{self, Cursor, Limit};
-use crate::errors::{ApiError, ErrorCode, ErrorEnvelope};
-use crate::http::routes::{self, API_PREFIX, ExtraRoutes};
+use crate::errors::ErrorEnvelope;
+use crate::http::routes::{API_PREFIX, ExtraRoutes};
 use crate::http::state::AppState;
-use crate::request_id::RequestId;
 
-/// Origin used in the document's example `doc_url`s.
-const EXAMPLE_ORIGIN: &str = "https://api.example.com";
+pub use components::EXAMPLE_ORIGIN;
+
+/// The contract's revision: `1.` and the date of its latest release, from the record that
+/// `scripts/release-contract` appends to, so a client generated from the document can tell
+/// which revision it was built from.
+pub fn revision() -> String {
+    format!("1.{}", releases::latest_date())
+}
 
 /// The document, as the code describes it.
 pub fn document() -> OpenApi {
@@ -64,7 +67,7 @@ pub fn to_json(document: &OpenApi) -> String {
 
 fn complete(mut api: OpenApi) -> OpenApi {
     api.info = info();
-    api.servers = Some(vec![Server::new(API_PREFIX)]);
+    api.servers = Some(vec![server(EXAMPLE_ORIGIN)]);
     api.tags = Some(tags_in_use(&api));
 
     let components = api.components.get_or_insert_with(Components::new);
@@ -82,6 +85,7 @@ fn complete(mut api: OpenApi) -> OpenApi {
         (Limit::name().into_owned(), Limit::schema()),
         (Cursor::name().into_owned(), Cursor::schema()),
     ]);
+    components::add_to(components);
 
     let registered = std::mem::take(&mut api.paths.paths);
     for (path, mut item) in registered {
@@ -92,6 +96,34 @@ fn complete(mut api: OpenApi) -> OpenApi {
         api.paths.paths.insert(relative.to_owned(), item);
     }
     api
+}
+
+/// The document as served by a server whose partners reach it at `origin`: the same, with
+/// `origin` as its server's default, so that a client generated from the served document
+/// calls the right host without being told.
+pub fn for_origin(mut document: OpenApi, origin: &str) -> OpenApi {
+    document.servers = Some(vec![server(origin)]);
+    document
+}
+
+/// The one server: `{origin}/v1`, with `origin` a variable whose default is `default_origin`.
+/// Absolute, because a relative server URL leaves a generated client with no host at all
+/// (openapi-generator's `typescript-axios` fails with `ERR_INVALID_URL`; Go's defaults to
+/// `/v1`).
+fn server(default_origin: &str) -> Server {
+    let mut server = Server::new(format!("{{origin}}{API_PREFIX}"));
+    server.description = Some("partner-api, version 1".to_owned());
+    server.variables = Some(BTreeMap::from([(
+        "origin".to_owned(),
+        ServerVariableBuilder::new()
+            .default_value(default_origin)
+            .description(Some(
+                "The scheme and host your partner agreement names, e.g. \
+                 `https://api.example.com`.",
+            ))
+            .build(),
+    )]));
+    server
 }
 
 /// The tags the operations declare, in the order they first appear, each with its
@@ -124,7 +156,7 @@ fn tags_in_use(api: &OpenApi) -> Vec<Tag> {
 }
 
 fn info() -> Info {
-    let mut info = Info::new("partner-api", "1");
+    let mut info = Info::new("partner-api", &revision());
     info.description = Some(INFO_DESCRIPTION.to_owned());
     info
 }
@@ -158,11 +190,14 @@ requests per second sustained, with bursts of up to 50. Every response carries t
 fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy: \"api\";q=<burst>;w=<seconds \
 to refill it>` and `RateLimit: \"api\";r=<requests left>;t=<seconds until the quota is full \
 again>`, so a client can slow down before it is refused. Excess requests are answered `429` \
-with code `rate_limited` and a `Retry-After` header: the whole seconds to wait, never 0.";
+with code `rate_limited` and a `Retry-After` header: the whole seconds to wait, never 0. The \
+quota fields are absent on the few answers given before a request is counted, to a request head \
+the service could not read (`400`, `408`, `414`, `431`), so a client must not rely on them.";
 
-/// Adds to every operation of `item` what the request conventions give it.
+/// Adds to every operation of `item` what the request conventions give it: the convention
+/// headers on its own responses, the shared error responses and `default`, and an explicit
+/// empty `security` where it declared none is needed; then its `HEAD` twin.
 fn document_conventions(item: &mut PathItem, names_a_resource: bool) {
-    let allow = routes::allowed_methods(item).join(", ");
     for operation in operations_mut(item) {
         if let Some(parameters) = &mut operation.parameters {
             list::describe_parameters(parameters);
@@ -172,14 +207,36 @@ fn document_conventions(item: &mut PathItem, names_a_resource: bool) {
                 add_convention_headers(response);
             }
         }
-        for (status, response) in error_responses(&allow, names_a_resource) {
-            operation
-                .responses
-                .responses
-                .insert(status.as_str().to_owned(), RefOr::T(response));
+        operation
+            .responses
+            .responses
+            .extend(components::error_responses(names_a_resource, false));
+        declare_keyless(operation);
+    }
+    document_head(item, names_a_resource);
+}
+
+/// utoipa writes `#[utoipa::path(security(()))]`, an endpoint that needs no key, as one empty
+/// requirement (`security: [{}]`); OpenAPI's own spelling of "no security applies" is an
+/// empty list, which linters and generators read as meant.
+fn declare_keyless(operation: &mut Operation) {
+    if let Some(security) = &mut operation.security {
+        let empty = serde_json::json!({});
+        if security
+            .iter()
+            .all(|requirement| serde_json::to_value(requirement).ok().as_ref() == Some(&empty))
+        {
+            security.clear();
         }
     }
-    document_head(item);
+}
+
+fn add_convention_headers(response: &mut Response) {
+    for name in components::CONVENTION_HEADERS {
+        response
+            .headers
+            .insert(name.to_owned(), components::header_ref(name));
+    }
 }
 
 fn operations(item: &PathItem) -> impl Iterator<Item = &Operation> {
@@ -215,7 +272,7 @@ fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
 /// The route machinery answers HEAD wherever it answers GET (`http::routes::resource`), so
 /// every GET gets its HEAD twin here, whether its annotation names HEAD or not: like the GET,
 /// without a body, with its own `operationId` (ids are unique in a document).
-fn document_head(item: &mut PathItem) {
+fn document_head(item: &mut PathItem, names_a_resource: bool) {
     let Some(get) = &item.get else {
         return;
     };
@@ -235,160 +292,15 @@ fn document_head(item: &mut PathItem) {
             response.content.clear();
         }
     }
-}
-
-fn add_convention_headers(response: &mut Response) {
-    let string = || ObjectBuilder::new().schema_type(Type::String);
-    let headers = [
-        (
-            "Service-Request-Id",
-            string().pattern(Some("^req_[0-9a-f]{32}$")),
-            "Id of this request; the same value as `request_id` in an error body. Log it, and \
-             quote it when reporting a problem.",
-            None,
-        ),
-        (
-            "Cache-Control",
-            string().enum_values(Some(["no-store"])),
-            "Responses are never cached.",
-            None,
-        ),
-        (
-            "RateLimit-Policy",
-            string().pattern(Some(r#"^"api";q=[0-9]+;w=[0-9]+$"#)),
-            "The client's quota policy (draft-ietf-httpapi-ratelimit-headers): `q` requests at \
-             once, refilled in `w` seconds. Absent where the operator switched limiting off, \
-             and on the answers the HTTP layer gives to a request head it could not read (400, \
-             408, 414, 431), which is never counted.",
-            Some(r#""api";q=50;w=5"#),
-        ),
-        (
-            "RateLimit",
-            string().pattern(Some(r#"^"api";r=[0-9]+;t=[0-9]+$"#)),
-            "The client's quota now (draft-ietf-httpapi-ratelimit-headers): `r` requests left, \
-             full again in `t` seconds. Absent where the operator switched limiting off, \
-             and on the answers the HTTP layer gives to a request head it could not read (400, \
-             408, 414, 431), which is never counted.",
-            Some(r#""api";r=49;t=1"#),
-        ),
-    ];
-    for (name, schema, description, example) in headers {
-        response.headers.insert(
-            name.to_owned(),
-            RefOr::T(
-                HeaderBuilder::new()
-                    .schema(Some(schema))
-                    .description(Some(description))
-                    .example(example.map(|example| json!(example)))
-                    .build(),
-            ),
-        );
-    }
-}
-
-/// The error responses every operation can give, one per status, from the catalogue. 404 is
-/// not listed per operation: it answers paths that have no operation, and the document's
-/// description and the error pages explain it.
-/// The error responses of an operation. `404` only where the path names a resource
-/// (`/things/{thing}`), which may not exist; a path without parameters always does.
-fn error_responses(allow: &str, names_a_resource: bool) -> Vec<(StatusCode, Response)> {
-    let mut statuses: Vec<StatusCode> = ErrorCode::ALL
-        .iter()
-        .filter(|code| names_a_resource || **code != ErrorCode::ResourceMissing)
-        .map(|code| code.spec().status)
-        .collect();
-    statuses.sort_unstable();
-    statuses.dedup();
-    statuses
-        .into_iter()
-        .map(|status| (status, error_response(status, allow)))
-        .collect()
-}
-
-fn error_response(status: StatusCode, allow: &str) -> Response {
-    let codes: Vec<ErrorCode> = ErrorCode::ALL
-        .into_iter()
-        .filter(|code| code.spec().status == status)
-        .collect();
-    let description = codes
-        .iter()
-        .map(|code| format!("`{}`: {}", code.as_str(), code.spec().when))
-        .collect::<Vec<_>>()
-        .join("\n\n");
-    let examples = codes.iter().map(|code| {
-        let error = example_error(*code, allow);
-        let body = serde_json::to_value(
-            error.envelope(RequestId::EXAMPLE.as_str(), EXAMPLE_ORIGIN.into()),
-        )
-        .expect("error bodies serialize");
-        (
-            code.as_str(),
-            ExampleBuilder::new()
-                .summary(code.spec().default_message)
-                .value(Some(body))
-                .build(),
-        )
-    });
-    let content = ContentBuilder::new()
-        .schema(Some(Ref::from_schema_name(ErrorEnvelope::name())))
-        .examples_from_iter(examples)
-        .build();
-    let mut response = ResponseBuilder::new()
-        .description(description)
-        .content("application/json", content)
-        .build();
-    add_convention_headers(&mut response);
-    if status == StatusCode::METHOD_NOT_ALLOWED {
-        response.headers.insert(
-            "Allow".to_owned(),
-            RefOr::T(
-                HeaderBuilder::new()
-                    .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
-                    .description(Some(
-                        "The methods this path answers (RFC 9110, section 10.2.1).",
-                    ))
-                    .example(Some(json!(allow)))
-                    .build(),
-            ),
-        );
-    }
-    if status == StatusCode::TOO_MANY_REQUESTS {
-        response.headers.insert(
-            "Retry-After".to_owned(),
-            RefOr::T(
-                HeaderBuilder::new()
-                    .schema(Some(
-                        ObjectBuilder::new()
-                            .schema_type(Type::Integer)
-                            .minimum(Some(1)),
-                    ))
-                    .description(Some(
-                        "Whole seconds to wait before retrying, rounded up; never 0.",
-                    ))
-                    .example(Some(json!(1)))
-                    .build(),
-            ),
-        );
-    }
-    response
-}
-
-/// A representative error of `code` for the document's examples.
-fn example_error(code: ErrorCode, allow: &str) -> ApiError {
-    match code {
-        ErrorCode::ParameterUnknown => ApiError::parameter_unknown("foo"),
-        ErrorCode::MethodNotAllowed => ApiError::method_not_allowed(
-            &Method::DELETE,
-            allow.parse().expect("method lists are header values"),
-        ),
-        ErrorCode::RateLimited => ApiError::rate_limited(1),
-        code => ApiError::new(code),
-    }
+    head.responses
+        .responses
+        .extend(components::error_responses(names_a_resource, true));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::errors::ErrorCode;
 
     /// An endpoint declares its tag; the document lists the tags in use, each described.
     #[test]
@@ -407,20 +319,39 @@ mod tests {
         }
     }
 
+    /// A `$ref` to a shared response, followed.
+    fn shared_response<'a>(
+        document: &'a serde_json::Value,
+        reference: &serde_json::Value,
+    ) -> &'a serde_json::Value {
+        let name = reference["$ref"]
+            .as_str()
+            .and_then(|location| location.strip_prefix("#/components/responses/"))
+            .unwrap_or_else(|| panic!("not a shared response: {reference}"));
+        &document["components"]["responses"][name]
+    }
+
     #[test]
     fn every_catalogue_code_but_404_is_documented_on_ping() {
         let document = serde_json::to_value(document()).unwrap();
         let responses = &document["paths"]["/ping"]["get"]["responses"];
         for code in ErrorCode::ALL {
             let status = code.spec().status.as_str().to_owned();
-            let example = &responses[&status]["content"]["application/json"]["examples"]
-                [code.as_str()]["value"]["error"]["code"];
             if code == ErrorCode::ResourceMissing {
                 assert!(responses.get(&status).is_none());
-            } else {
-                assert_eq!(example, code.as_str(), "{code:?}");
+                continue;
             }
+            let response = shared_response(&document, &responses[&status]);
+            let example = &response["content"]["application/json"]["examples"][code.as_str()]["value"]
+                ["error"]["code"];
+            assert_eq!(example, code.as_str(), "{code:?}");
         }
+        // Any other status, 404 among them, is read as the error envelope.
+        let default = shared_response(&document, &responses["default"]);
+        assert_eq!(
+            default["content"]["application/json"]["schema"]["$ref"],
+            "#/components/schemas/ErrorEnvelope"
+        );
     }
 
     #[test]
@@ -429,6 +360,54 @@ mod tests {
         let head = &document["paths"]["/ping"]["head"];
         assert_eq!(head["operationId"], "ping_head");
         assert!(head["responses"]["200"].get("content").is_none());
-        assert!(head["responses"]["200"]["headers"]["Service-Request-Id"].is_object());
+        assert_eq!(
+            head["responses"]["200"]["headers"]["Service-Request-Id"]["$ref"],
+            "#/components/headers/Service-Request-Id"
+        );
+        for (status, response) in head["responses"].as_object().unwrap() {
+            if status != "200" {
+                let shared = shared_response(&document, response);
+                assert!(shared.get("content").is_none(), "HEAD {status}");
+                assert!(
+                    shared["headers"]["Service-Request-Id"].is_object(),
+                    "HEAD {status}"
+                );
+            }
+        }
+    }
+
+    /// Every operation says whether it needs a key: ping says it needs none with OpenAPI's
+    /// empty list.
+    #[test]
+    fn every_operation_declares_its_security() {
+        let document = serde_json::to_value(document()).unwrap();
+        for (path, item) in document["paths"].as_object().unwrap() {
+            for (method, operation) in item.as_object().unwrap() {
+                assert!(operation["security"].is_array(), "{method} {path}");
+            }
+        }
+        assert_eq!(
+            document["paths"]["/ping"]["get"]["security"],
+            serde_json::json!([])
+        );
+    }
+
+    /// A client generated with its defaults calls an absolute URL; a served document names the
+    /// configured origin.
+    #[test]
+    fn the_server_is_absolute_with_the_origin_a_variable() {
+        let document = serde_json::to_value(document()).unwrap();
+        let server = &document["servers"][0];
+        assert_eq!(server["url"], "{origin}/v1");
+        assert_eq!(server["variables"]["origin"]["default"], EXAMPLE_ORIGIN);
+        let served = serde_json::to_value(for_origin(
+            super::document(),
+            "https://partners.example.test",
+        ))
+        .unwrap();
+        assert_eq!(
+            served["servers"][0]["variables"]["origin"]["default"],
+            "https://partners.example.test"
+        );
     }
 }

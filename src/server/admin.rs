@@ -153,7 +153,7 @@ fn not_served(request: &HttpRequest, docs_base: &DocsBase) -> HttpResponse {
         ApiError::resource_missing(request.method(), path)
     };
     let request_id = RequestId::generate();
-    let mut response = error.to_response(&request_id, docs_base.resolve(None));
+    let mut response = error.to_response(&request_id, docs_base.resolve(None, None));
     set_convention_headers(response.headers_mut(), &request_id, None, None);
     response
 }

@@ -69,10 +69,15 @@ pub struct ServerConfig {
     )]
     pub bind: SocketAddr,
 
-    /// Origin (and optional path prefix) that `doc_url` in error bodies points into, e.g.
-    /// https://api.example.com. Default: the origin the client addressed.
-    #[arg(long, env = "PARTNER_API_DOCS_BASE_URL", value_name = "URL", value_parser = parse_base_url)]
-    pub docs_base_url: Option<BaseUrl>,
+    /// Where partners reach the service: its public origin and optional path prefix, e.g.
+    /// https://api.example.com. `doc_url` in error bodies points into it and the served OpenAPI
+    /// documents name it as their server. Set it wherever the service runs behind a proxy or
+    /// balancer. Default: the origin the client addressed, with the scheme a trusted proxy
+    /// forwarded (`X-Forwarded-Proto` or `Forwarded: proto=`) or else the listener's own.
+    /// `--docs-base-url` is its former name.
+    #[arg(long, alias = "docs-base-url", env = "PARTNER_API_PUBLIC_URL", value_name = "URL",
+          value_parser = parse_base_url)]
+    pub public_url: Option<BaseUrl>,
 
     /// Worker threads, 1 to 256. Default: the number of CPUs this process may run on.
     #[arg(long, env = "PARTNER_API_WORKERS", value_name = "N", value_parser = parse_workers)]
@@ -568,7 +573,7 @@ mod tests {
         assert_eq!(config.max_body_bytes, 65536);
         assert_eq!(config.shutdown_grace_secs, 30);
         assert!(config.worker_count() >= 1);
-        assert_eq!(config.docs_base_url, None);
+        assert_eq!(config.public_url, None);
         assert_eq!(
             config.rate_limits(),
             Some(RateLimitSettings {

@@ -25,8 +25,10 @@ use socket2::{Domain, Protocol, Socket, Type};
 use utoipa_actix_web::AppExt;
 
 use crate::api;
-use crate::conventions::{ConventionSettings, DocsBase, RequestConventions, http_layer_rejection};
-use crate::docs;
+use crate::conventions::{
+    ConventionSettings, DocsBase, HeaderLimits, RequestConventions, http_layer_rejection,
+};
+use crate::docs::{self, Docs};
 use crate::http::client::ClientResolver;
 use crate::http::extract::BodyLimit;
 use crate::http::routes::{ExtraRoutes, RouteTable, no_route};
@@ -39,7 +41,7 @@ use crate::rate_limit::in_flight::InFlightCeiling;
 use crate::rate_limit::metrics::{ConnectionCeilingCollector, RateLimitCollector};
 use crate::rate_limit::{ClientKey, RateLimits};
 use crate::server::admin::{self, AdminState, Readiness};
-use crate::server::config::ServerConfig;
+use crate::server::config::{BaseUrl, ServerConfig};
 
 /// What the app factory needs; cloned into every worker. The rate limiters inside are built
 /// once and shared, so every worker counts against the same buckets.
@@ -52,6 +54,8 @@ pub struct AppSettings {
     pub metrics: Option<Metrics>,
     /// What the endpoints share (`http::state`).
     pub state: AppState,
+    /// The documentation served beside the API, rendered once for all workers.
+    pub docs: Docs,
 }
 
 /// The whole app: every route, the documentation next to it, the fallback for unknown paths
@@ -80,7 +84,7 @@ pub fn app(
     let metrics = settings
         .metrics
         .map(|metrics| (metrics, RouteLabels::new(routes.templates())));
-    app.configure(docs::register)
+    app.configure(|config| docs::register(config, &settings.docs))
         .app_data(settings.body_limit)
         .default_service(actix_web::dev::fn_service(no_route))
         .wrap(RequestConventions::new(
@@ -186,7 +190,7 @@ impl Application {
         } else {
             "http"
         };
-        let docs_base = match &config.docs_base_url {
+        let docs_base = match &config.public_url {
             Some(url) => DocsBase::fixed(url.clone().into_shared()),
             None => DocsBase::own_origin(scheme, local_addr),
         };
@@ -246,6 +250,7 @@ impl Application {
             },
             metrics: metrics.clone(),
             state,
+            docs: Docs::new(config.public_url.clone().map(BaseUrl::into_shared)),
         };
         // The HTTP layer's own rejections answer in the contract's shape too.
         let rejection_docs = docs_base.clone();
@@ -254,6 +259,7 @@ impl Application {
             h2_idle: Some(config.h2_idle()),
         };
         let rejection_hsts = hsts;
+        let header_limits = config.header_limits();
         let rejection_metrics = metrics.clone();
         let beating = watchdog.clone();
         let gate = connection_gate(&connections, settings.conventions.clients.clone());
@@ -291,6 +297,7 @@ impl Application {
             http_layer_rejection(
                 status,
                 peer,
+                &header_limits,
                 &rejection_docs,
                 rejection_hsts.as_ref(),
                 rejection_metrics.as_ref(),
@@ -331,7 +338,15 @@ impl Application {
                     .client_disconnect_timeout(LINGER)
                     .h1_error_response(H1ErrorResponse::new(move |status, peer| {
                         // Plain HTTP, so no HSTS; not counted with the API's requests.
-                        http_layer_rejection(status, peer, &admin_docs, None, None).into()
+                        http_layer_rejection(
+                            status,
+                            peer,
+                            &HeaderLimits::HTTP1,
+                            &admin_docs,
+                            None,
+                            None,
+                        )
+                        .into()
                     }))
                     .listen(listener)
                     .map_err(|error| StartupError::Bind(admin_addr, error))?

@@ -49,7 +49,7 @@ async fn the_access_log_line_carries_the_request_id() {
 #[actix_web::test]
 async fn doc_url_uses_the_configured_docs_base() {
     let app = spawn_app_with(|config| {
-        config.docs_base_url = Some(parse_base_url("https://developers.example.test/api/"))
+        config.public_url = Some(parse_base_url("https://developers.example.test/api/"))
     })
     .await;
     let response = app.get("/v1/pong").await;
@@ -89,9 +89,49 @@ async fn doc_url_follows_the_host_the_client_addressed() {
 /// A docs base URL as the command line would parse it.
 fn parse_base_url(url: &str) -> partner_api::server::config::BaseUrl {
     use clap::Parser;
-    partner_api::server::config::Cli::try_parse_from(["partner-api", "--docs-base-url", url])
+    partner_api::server::config::Cli::try_parse_from(["partner-api", "--public-url", url])
         .unwrap()
         .server
-        .docs_base_url
+        .public_url
         .unwrap()
+}
+
+/// Behind a proxy that ends TLS the listener speaks plain HTTP: `doc_url` takes the scheme the
+/// trusted proxy recorded, never `http://` because the last hop was; a client that is not a
+/// trusted proxy chooses nothing with the same header.
+#[actix_web::test]
+async fn doc_url_takes_the_scheme_a_trusted_proxy_recorded() {
+    let expected = || {
+        ExpectedError::invalid_request(
+            404,
+            "resource_missing",
+            "Unrecognized request URL (GET: /v1/pong).",
+            None,
+        )
+    };
+    let behind_proxy = spawn_app_with(|config| {
+        config.trusted_proxies = vec!["127.0.0.1".parse().unwrap()];
+    })
+    .await;
+    let response = behind_proxy
+        .send(
+            behind_proxy
+                .request("GET", "/v1/pong")
+                .header("host", "api.example.test")
+                .header("x-forwarded-for", "198.51.100.7")
+                .header("x-forwarded-proto", "https"),
+        )
+        .await;
+    assert_error_at(&response, expected(), "https://api.example.test");
+
+    let direct = spawn_app().await;
+    let response = direct
+        .send(
+            direct
+                .request("GET", "/v1/pong")
+                .header("host", "api.example.test")
+                .header("x-forwarded-proto", "https"),
+        )
+        .await;
+    assert_error_at(&response, expected(), "http://api.example.test");
 }

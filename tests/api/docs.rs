@@ -314,6 +314,56 @@ async fn the_server_serves_the_committed_rendition() {
     assert_eq!(json.json()["openapi"], "3.0.3");
 }
 
+/// The served documents name the configured public URL as their server's default origin, so a
+/// client generated from them calls the right host; browser-based tools on any origin may read
+/// them, and nothing else of the service answers another origin.
+#[actix_web::test]
+async fn served_documents_name_the_public_url_and_any_origin_may_read_them() {
+    let app = spawn_app_with(|config| {
+        use clap::Parser;
+        config.public_url = partner_api::server::config::Cli::try_parse_from([
+            "partner-api",
+            "--public-url",
+            "https://partners.example.test/api",
+        ])
+        .unwrap()
+        .server
+        .public_url;
+    })
+    .await;
+    for path in [
+        docs::DOCUMENT_JSON_PATH,
+        docs::DOCUMENT_YAML_PATH,
+        docs::OAS30_JSON_PATH,
+        docs::OAS30_YAML_PATH,
+    ] {
+        let served = app.get(path).await;
+        assert_eq!(served.status, 200, "{path}");
+        assert_eq!(served.header("access-control-allow-origin"), "*", "{path}");
+        let document: serde_json::Value = yaml_serde::from_str(&served.text()).unwrap();
+        assert_eq!(
+            document["servers"],
+            serde_json::json!([{
+                "url": "{origin}/v1",
+                "description": "partner-api, version 1",
+                "variables": {"origin": {
+                    "default": "https://partners.example.test/api",
+                    "description": "The scheme and host your partner agreement names, e.g. \
+                                    `https://api.example.com`.",
+                }},
+            }]),
+            "{path}"
+        );
+    }
+    for path in ["/v1/ping", docs::REFERENCE_PATH, docs::ERRORS_PATH] {
+        let answer = app.get(path).await;
+        assert!(
+            answer.headers.get("access-control-allow-origin").is_none(),
+            "{path}"
+        );
+    }
+}
+
 #[actix_web::test]
 async fn the_changelog_lists_every_recorded_release() {
     let app = spawn_app().await;

@@ -481,7 +481,16 @@ async fn the_http_layers_rejections_are_contract_errors() {
             .find(|candidate| candidate.as_str() == code)
             .unwrap()
             .spec();
-        assert_eq!(error["message"], expected.default_message, "{name}");
+        // The 431 gives the limits, as the catalogue promises, though the parser refused the
+        // head before the fields were counted.
+        let message = match status {
+            431 => {
+                "The request's header fields are over a limit: at most 96 fields are \
+                    accepted, taking at most 131072 bytes (each field's name and value plus 32)."
+            }
+            _ => expected.default_message,
+        };
+        assert_eq!(error["message"], message, "{name}");
         assert_eq!(error["type"], expected.error_type.as_str(), "{name}");
         assert_eq!(error["param"], Value::Null, "{name}");
         // Recorded like every answer: an access line naming the connection's peer.

@@ -202,9 +202,9 @@ fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
         (&[], &[("PARTNER_API_WORKERS", "0")], "PARTNER_API_WORKERS"),
         (&["--max-body-bytes", "0"], &[], "--max-body-bytes"),
         (
-            &["--docs-base-url", "ftp://docs"],
+            &["--public-url", "ftp://docs"],
             &[],
-            "PARTNER_API_DOCS_BASE_URL",
+            "PARTNER_API_PUBLIC_URL",
         ),
         (&["--no-such-setting"], &[], "--no-such-setting"),
     ];
@@ -226,7 +226,7 @@ fn help_documents_every_setting() {
     let help = String::from_utf8(output.stdout).unwrap();
     for name in [
         "PARTNER_API_BIND",
-        "PARTNER_API_DOCS_BASE_URL",
+        "PARTNER_API_PUBLIC_URL",
         "PARTNER_API_WORKERS",
         "PARTNER_API_SHUTDOWN_GRACE_SECS",
         "PARTNER_API_MAX_BODY_BYTES",

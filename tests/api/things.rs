@@ -127,6 +127,7 @@ pub struct ThingPath {
     path = "/v1/things",
     impl_for = ListThingsEndpoint,
     tag = "Things",
+    security(()),
     params(ListThingsQuery),
     responses((status = 200, description = "A page of things.", body = ThingList)),
 )]
@@ -159,6 +160,7 @@ pub async fn list_things(
     path = "/v1/things/{thing}",
     impl_for = RetrieveThingEndpoint,
     tag = "Things",
+    security(()),
     params(ThingPath),
     responses((status = 200, description = "The thing.", body = Thing)),
 )]

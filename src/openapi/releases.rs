@@ -1,0 +1,79 @@
+//! The record of the contract's releases, `openapi/changelog.json`, which
+//! `scripts/release-contract` appends to: per release its date, what it means for a client
+//! (one sentence a change, written for partners) and the changes the breaking-change gate
+//! listed between the previously released document and this one. The record is compiled in:
+//! the document's revision ([`super::revision`]) and the changelog page the same binary serves
+//! are read from it.
+
+use serde::Deserialize;
+
+/// The record, as committed.
+const RECORD: &str = include_str!("../../openapi/changelog.json");
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    pub releases: Vec<Release>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Release {
+    /// `YYYY-MM-DD`.
+    pub date: String,
+    /// What the release means for a client, one sentence a change.
+    pub notes: Vec<String>,
+    /// One line per change, as the gate words it.
+    pub changes: Vec<String>,
+}
+
+/// The record; a record that does not parse is caught by a test before it ships.
+pub fn record() -> Result<Record, serde_json::Error> {
+    serde_json::from_str(RECORD)
+}
+
+/// The date of the latest release, or `unreleased` should the record not parse.
+pub fn latest_date() -> String {
+    record()
+        .ok()
+        .and_then(|record| record.releases.last().map(|release| release.date.clone()))
+        .unwrap_or_else(|| "unreleased".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_record_parses_and_lists_releases_in_order() {
+        let record = record().expect("openapi/changelog.json parses");
+        assert!(!record.releases.is_empty());
+        for pair in record.releases.windows(2) {
+            assert!(
+                pair[0].date < pair[1].date,
+                "releases are recorded in date order, one a day at most"
+            );
+        }
+        for release in &record.releases {
+            assert!(
+                !release.changes.is_empty(),
+                "{} lists its changes",
+                release.date
+            );
+            assert!(
+                !release.notes.is_empty(),
+                "{} says what it means",
+                release.date
+            );
+            for note in &release.notes {
+                assert!(note.ends_with('.'), "a note is a sentence: {note}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_revision_is_the_latest_release() {
+        let latest = record().unwrap().releases.last().unwrap().date.clone();
+        assert_eq!(super::super::revision(), format!("1.{latest}"));
+    }
+}
