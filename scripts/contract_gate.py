@@ -89,6 +89,16 @@ def format_changed(before, after, where="#"):
             yield from format_changed(old, new, f"{where}/{index}")
 
 
+def resolve(document, node):
+    """`node`, or what its `$ref` points to within `document` (a shared response or header)."""
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        target = document
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = (target or {}).get(part.replace("~1", "/").replace("~0", "~"))
+        node = target
+    return node
+
+
 def header_removed(before, after):
     now = {(path, method): op for path, method, op in operations(after)}
     for path, method, op in operations(before):
@@ -96,7 +106,8 @@ def header_removed(before, after):
         if new_op is None:
             continue
         for status, response in (op.get("responses") or {}).items():
-            new_response = (new_op.get("responses") or {}).get(status)
+            response = resolve(before, response) or {}
+            new_response = resolve(after, (new_op.get("responses") or {}).get(status))
             if not isinstance(new_response, dict):
                 continue
             kept = {name.lower() for name in (new_response.get("headers") or {})}

@@ -8,15 +8,36 @@
 // must be under a twentieth of the first visit's. Fails on any console error (a breach of the
 // Content-Security-Policy is one) and on any request that leaves the server's origin (the
 // reference must work on a network without internet).
-// Screenshots go to target/browser/ for a person to look at.
+// Then, at a desktop (1366x900) and a phone (390x844) viewport, each of /docs/ (ping expanded
+// and executed, its live 200 shown), /docs/errors and /docs/changelog (every <details> open) is
+// audited with axe-core against WCAG 2.0, 2.1 and 2.2 A and AA: any violation of impact
+// "serious" or "critical" fails (low contrast is one), and so does a page wider than the
+// viewport (document.documentElement.scrollWidth > window.innerWidth: horizontal scrolling).
+// axe-core is evaluated through the DevTools protocol (page.evaluate), which the page's
+// Content-Security-Policy does not apply to, so the audit runs with the policy enforced.
+// Screenshots go to target/browser/ for a person to look at: reference.png, try-it-out.png,
+// errors-rate-limited.png, and a full page per page and width, e.g. reference-390.png,
+// errors-1366.png, changelog-390.png.
+// For development only: with PARTNER_API_ASSETS_DIR set to a directory (src/docs/assets), the
+// browser gets docs.css and reference.js from there instead of from the server, so a change to
+// them can be checked without rebuilding; routing disables the browser's cache, so the repeat
+// visit's byte count is then reported but not checked. CI never sets it.
 // Usage: node check-reference.mjs <origin> <screenshot dir> <code> [<code> ...]
 import { chromium } from "playwright-core";
 import fs from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 
 const [origin, shots, ...codes] = process.argv.slice(2);
 const problems = [];
 fs.mkdirSync(shots, { recursive: true });
+const assetsDir = process.env.PARTNER_API_ASSETS_DIR;
+const axeSource = fs.readFileSync(
+  path.join(path.dirname(fileURLToPath(import.meta.url)), "node_modules/axe-core/axe.min.js"),
+  "utf8",
+);
+// The rule sets the audit runs: WCAG 2.0, 2.1 and 2.2, levels A and AA.
+const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
 
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
@@ -51,6 +72,61 @@ function watch(page) {
   });
 }
 
+// With PARTNER_API_ASSETS_DIR set, every page of `context` gets docs.css and reference.js from
+// that directory (development only: see the header).
+async function overrideAssets(context) {
+  if (!assetsDir) return;
+  for (const [name, type] of [["docs.css", "text/css"], ["reference.js", "text/javascript"]]) {
+    await context.route(`**/docs/${name}`, (route) => route.fulfill({
+      status: 200,
+      contentType: `${type}; charset=utf-8`,
+      body: fs.readFileSync(path.join(assetsDir, name), "utf8"),
+    }));
+  }
+}
+
+// Audits the page as it is now with axe-core, and its width against the viewport's; saves a
+// full-page screenshot as <name>-<width>.png. Records problems rather than throwing, so that
+// one run reports every page at every width.
+async function audit(page, name) {
+  const width = page.viewportSize().width;
+  const where = `${name} at ${width} px`;
+  const scroll = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+  }));
+  if (scroll.scrollWidth > scroll.innerWidth) {
+    const widest = await page.evaluate((limit) => [...document.querySelectorAll("body *")]
+      .filter((element) => element.getBoundingClientRect().right > limit + 0.5)
+      .slice(-3)
+      .map((element) => `${element.tagName.toLowerCase()}${element.className && typeof element.className === "string" ? "." + element.className.trim().split(/\s+/).join(".") : ""} (right edge ${Math.round(element.getBoundingClientRect().right)})`),
+      scroll.innerWidth);
+    problems.push(`${where} scrolls sideways: scrollWidth ${scroll.scrollWidth} > ` +
+      `innerWidth ${scroll.innerWidth}; sticking out: ${widest.join("; ")}`);
+  }
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource);
+  const violations = await page.evaluate((tags) => window.axe
+    .run(document, { runOnly: { type: "tag", values: tags } })
+    .then((results) => results.violations.map((violation) => ({
+      id: violation.id,
+      impact: violation.impact,
+      help: violation.help,
+      count: violation.nodes.length,
+      targets: violation.nodes.slice(0, 4).map((node) => node.target.join(" ")),
+    }))), WCAG_TAGS);
+  const summary = violations.map((violation) => `${violation.id} (${violation.impact}, ` +
+    `${violation.count}×)`).join(", ") || "none";
+  console.log(`${where}: scrollWidth ${scroll.scrollWidth} of ${scroll.innerWidth}; ` +
+    `axe violations: ${summary}`);
+  for (const violation of violations) {
+    if (violation.impact === "serious" || violation.impact === "critical") {
+      problems.push(`${where}: axe ${violation.id} (${violation.impact}): ${violation.help}; ` +
+        `${violation.count} element(s), e.g. ${violation.targets.join(" | ")}`);
+    }
+  }
+  await page.screenshot({ path: path.join(shots, `${name}-${width}.png`), fullPage: true });
+}
+
 // Counts the bytes the page receives over the network (headers and bodies as sent, so a cache
 // hit counts 0 and a 304 only its headers), and how each response was served.
 async function countTransfer(context, page) {
@@ -74,6 +150,7 @@ async function countTransfer(context, page) {
 
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await overrideAssets(context);
   const page = await context.newPage();
   watch(page);
 
@@ -129,7 +206,9 @@ try {
   const repeatBytes = repeat.bytes();
   console.log(`first visit: ${firstBytes} bytes transferred; repeat visit: ${repeatBytes} bytes ` +
     `(${repeat.statuses()})`);
-  if (firstBytes < 100000 || repeatBytes * 20 > firstBytes) {
+  if (assetsDir) {
+    console.log("PARTNER_API_ASSETS_DIR is set: routing disables the cache, repeat visit not checked");
+  } else if (firstBytes < 100000 || repeatBytes * 20 > firstBytes) {
     problems.push(`the repeat visit transferred ${repeatBytes} bytes of the first visit's ${firstBytes}`);
   }
   await again.close();
@@ -148,6 +227,35 @@ try {
     problems.push(`/docs/errors#rate_limited did not scroll to its entry (top at ${box?.y})`);
   }
   await page.screenshot({ path: path.join(shots, "errors-rate-limited.png") });
+  await context.close();
+
+  // Accessibility and width, on a desktop and on a phone.
+  for (const viewport of [{ width: 1366, height: 900 }, { width: 390, height: 844 }]) {
+    const audited = await browser.newContext({ viewport });
+    await overrideAssets(audited);
+    const tab = await audited.newPage();
+    watch(tab);
+
+    // The reference as a partner uses it: ping open and executed, its live answer shown.
+    await tab.goto(`${origin}/docs/`);
+    const operation = tab.locator("#operations-Utility-ping");
+    await expectVisible(tab, operation, `the ping operation at ${viewport.width} px`);
+    await operation.locator(".opblock-summary").first().click();
+    await expectVisible(tab, operation.getByRole("button", { name: "Execute" }), "Execute");
+    await operation.getByRole("button", { name: "Execute" }).click();
+    await expectVisible(tab, operation.locator(".live-responses-table .response-col_status",
+      { hasText: "200" }), `the live 200 of ping at ${viewport.width} px`);
+    await tab.waitForLoadState("networkidle");
+    await audit(tab, "reference");
+
+    await tab.goto(`${origin}/docs/errors`);
+    await audit(tab, "errors");
+
+    await tab.goto(`${origin}/docs/changelog`);
+    await tab.locator("details").evaluateAll((all) => all.forEach((details) => { details.open = true; }));
+    await audit(tab, "changelog");
+    await audited.close();
+  }
 } finally {
   await browser.close();
 }
@@ -156,4 +264,5 @@ if (problems.length > 0) {
   console.error(problems.map((problem) => `FAIL: ${problem}`).join("\n"));
   process.exit(1);
 }
-console.log(`ok: reference, try-it-out and ${codes.length} error entries checked; screenshots in ${shots}`);
+console.log(`ok: reference, try-it-out and ${codes.length} error entries checked, three pages ` +
+  `audited at two widths; screenshots in ${shots}`);

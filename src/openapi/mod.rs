@@ -95,7 +95,19 @@ fn complete(mut api: OpenApi) -> OpenApi {
         document_conventions(&mut item, relative.contains('{'));
         api.paths.paths.insert(relative.to_owned(), item);
     }
+    drop_unused_responses(&mut api);
     api
+}
+
+/// Removes the shared responses no operation refers to: `NotFound` stays out until a path
+/// names a resource that may not exist.
+fn drop_unused_responses(api: &mut OpenApi) {
+    let paths = serde_json::to_string(&api.paths).expect("the paths serialize");
+    if let Some(components) = &mut api.components {
+        components
+            .responses
+            .retain(|name, _| paths.contains(&format!("\"#/components/responses/{name}\"")));
+    }
 }
 
 /// The document as served by a server whose partners reach it at `origin`: the same, with

@@ -123,7 +123,8 @@ async fn the_reference_names_the_service_and_links_everything_a_partner_needs() 
     assert_eq!(script.header("content-type"), "text/javascript");
     let script = script.text();
     for setting in [
-        r#"url: "../openapi/v1.json""#,
+        r#"fetch("../openapi/v1.json""#,
+        "spec: document",
         r#"layout: "BaseLayout""#,
         "tryItOutEnabled: true",
         "requestSnippetsEnabled: true",

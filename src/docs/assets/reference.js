@@ -4,6 +4,42 @@
 // The document's server is `{origin}/v1`; its default origin is the public URL the operator
 // configured, or an example one. This page is always served by the API itself, so "Execute"
 // calls the origin (and path prefix) the page came from.
+// The page has one title, its own heading: Swagger UI's (the document's title and version
+// badges) is hidden by docs.css, and the contract version is written under the heading.
+// Swagger UI leaves a few controls without an accessible name and puts the operation's
+// deep link inside the button that expands it; the observer below names them and takes the
+// link's href away (the address bar still follows the open operation: deepLinking).
+function showContractVersion(document) {
+  var header = window.document.querySelector("header.reference");
+  if (!header || !document.info || !document.info.version) return;
+  var line = window.document.createElement("p");
+  line.className = "contract-version";
+  var version = window.document.createElement("strong");
+  version.textContent = document.info.version;
+  line.append("Contract version ", version,
+    document.openapi ? " (OpenAPI " + document.openapi + ")" : "");
+  header.querySelector("h1").after(line);
+}
+
+function nameControls(root) {
+  function name(selector, label) {
+    root.querySelectorAll(selector).forEach(function (element) {
+      if (!element.hasAttribute("aria-label")) {
+        element.setAttribute("aria-label", typeof label === "function" ? label(element) : label);
+      }
+    });
+  }
+  name(".copy-to-clipboard > button", "Copy to clipboard");
+  name("select#servers", "Server");
+  name("select.examples-select-element", "Example");
+  name("input[data-variable]", function (input) {
+    return "Server variable " + input.getAttribute("data-variable");
+  });
+  root.querySelectorAll(".opblock-summary-control a[href]").forEach(function (link) {
+    link.removeAttribute("href");
+  });
+}
+
 window.addEventListener("load", function () {
   var apiBase = new URL("..", window.location.href).href.replace(/\/$/, "");
   fetch("../openapi/v1.json", { credentials: "same-origin" })
@@ -12,6 +48,11 @@ window.addEventListener("load", function () {
       return answer.json();
     })
     .then(function (document) {
+      showContractVersion(document);
+      var target = window.document.getElementById("swagger-ui");
+      nameControls(target);
+      new MutationObserver(function () { nameControls(target); })
+        .observe(target, { childList: true, subtree: true });
       (document.servers || []).forEach(function (server) {
         if (server.variables && server.variables.origin) {
           server.variables.origin["default"] = apiBase;
