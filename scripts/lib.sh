@@ -33,12 +33,6 @@ start_server() {
     cargo build --release --locked --quiet
     local port
     port=$(free_port)
-    # The admin listener on a free port (the default one may be taken) and no shutdown delay
-    # (nothing balances traffic to these servers); a caller's own flags win.
-    PARTNER_API_ADMIN_BIND="${PARTNER_API_ADMIN_BIND:-127.0.0.1:0}" \
-        PARTNER_API_SHUTDOWN_DELAY_SECS="${PARTNER_API_SHUTDOWN_DELAY_SECS:-0}" \
-        "$RELEASE_BINARY" --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
-    SERVER_PID=$!
     # With a certificate the server speaks HTTPS; readiness is probed on loopback without
     # verifying it (the callers check the certificate themselves).
     local probe=()
@@ -47,6 +41,15 @@ start_server() {
         SERVER_URL="https://localhost:$port"
         probe=(--insecure-localhost)
     fi
+    # The admin listener on a free port (the default one may be taken), no shutdown delay
+    # (nothing balances traffic to these servers), and the server's own URL as its public URL,
+    # so that the documents it serves name it as their server (a client generated from them
+    # reaches it by default) and doc_url points into it; a caller's own flags win.
+    PARTNER_API_ADMIN_BIND="${PARTNER_API_ADMIN_BIND:-127.0.0.1:0}" \
+        PARTNER_API_SHUTDOWN_DELAY_SECS="${PARTNER_API_SHUTDOWN_DELAY_SECS:-0}" \
+        PARTNER_API_PUBLIC_URL="${PARTNER_API_PUBLIC_URL:-$SERVER_URL}" \
+        "$RELEASE_BINARY" --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
+    SERVER_PID=$!
     for _ in $(seq 100); do
         if "$RELEASE_BINARY" healthcheck --url "$SERVER_URL" "${probe[@]}" --timeout 1 >/dev/null 2>&1; then
             echo "==> partner-api (pid $SERVER_PID) serving at $SERVER_URL, log in $log"

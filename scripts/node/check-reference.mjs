@@ -1,6 +1,7 @@
 // Drives Debian's Chromium (headless, playwright-core) through the hosted reference as a
-// partner would: /docs/ is titled and headed with the service's name, has no "Explore" bar and
-// links the error pages, the changelog and both OpenAPI documents (each answering 200); it lists
+// partner would: /docs/ is titled and headed with the service's name, shows that one title only
+// with the contract version (info.version) under it, has no "Explore" bar and links the error
+// pages, the changelog and both OpenAPI documents (each answering 200); it lists
 // ping with its summary, and "Execute" works at once (try-it-out is on from the first load),
 // showing 200 with pong true, the service-request-id header and the curl snippet of the
 // request. /docs/errors shows every code and /docs/errors#rate_limited scrolls to it. A repeat
@@ -21,7 +22,7 @@
 // For development only: with PARTNER_API_ASSETS_DIR set to a directory (src/docs/assets), the
 // browser gets docs.css and reference.js from there instead of from the server, so a change to
 // them can be checked without rebuilding; routing disables the browser's cache, so the repeat
-// visit's byte count is then reported but not checked. CI never sets it.
+// visit's byte count is then reported but not checked. scripts/check-browser never sets it.
 // Usage: node check-reference.mjs <origin> <screenshot dir> <code> [<code> ...]
 import { chromium } from "playwright-core";
 import fs from "node:fs";
@@ -96,11 +97,20 @@ async function audit(page, name) {
     innerWidth: window.innerWidth,
   }));
   if (scroll.scrollWidth > scroll.innerWidth) {
+    // The elements whose box, or right margin (a flex item's counts), passes the right edge.
     const widest = await page.evaluate((limit) => [...document.querySelectorAll("body *")]
-      .filter((element) => element.getBoundingClientRect().right > limit + 0.5)
+      .map((element) => ({
+        element,
+        right: element.getBoundingClientRect().right +
+          Math.max(0, parseFloat(getComputedStyle(element).marginRight) || 0),
+      }))
+      .filter(({ right }) => right > limit + 0.5)
       .slice(-3)
-      .map((element) => `${element.tagName.toLowerCase()}${element.className && typeof element.className === "string" ? "." + element.className.trim().split(/\s+/).join(".") : ""} (right edge ${Math.round(element.getBoundingClientRect().right)})`),
-      scroll.innerWidth);
+      .map(({ element, right }) => {
+        const classes = typeof element.className === "string" && element.className.trim()
+          ? `.${element.className.trim().split(/\s+/).join(".")}` : "";
+        return `${element.tagName.toLowerCase()}${classes} (to ${Math.round(right)} px)`;
+      }), scroll.innerWidth);
     problems.push(`${where} scrolls sideways: scrollWidth ${scroll.scrollWidth} > ` +
       `innerWidth ${scroll.innerWidth}; sticking out: ${widest.join("; ")}`);
   }
@@ -167,6 +177,14 @@ try {
   const heading = await page.locator("h1").first().innerText();
   if (heading !== "partner-api reference") problems.push(`page heading is "${heading}"`);
   if ((await page.locator(".topbar").count()) !== 0) problems.push("the Explore bar is shown");
+  // One title (Swagger UI's own is hidden), and the contract version shown under it.
+  const headings = (await page.locator("h1:visible").allInnerTexts())
+    .map((text) => text.replace(/\s+/g, " ").trim());
+  if (headings.length !== 1) problems.push(`the reference shows ${headings.length} titles: ${headings.join(" | ")}`);
+  const { info } = await (await page.request.get(`${origin}/openapi/v1.json`)).json();
+  await page.locator("header.reference").getByText(info.version).first()
+    .waitFor({ state: "visible", timeout: 5000 })
+    .catch(() => problems.push(`the contract version ${info.version} is not under the heading`));
   for (const href of ["errors", "changelog", "../openapi/v1.yaml", "../openapi/v1.json",
     "../openapi/v1.oas30.yaml", "../openapi/v1.oas30.json"]) {
     const link = page.locator(`nav a[href="${href}"]`);
