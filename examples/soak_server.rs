@@ -6,6 +6,7 @@
 //! product binary: it exists for those checks only.
 
 use actix_web::get;
+use partner_api::http::routes::Extra;
 use partner_api::http::state::AppState;
 use partner_api::observability::logging;
 use partner_api::server::config::Cli;
@@ -38,8 +39,9 @@ fn main() -> std::io::Result<()> {
     let cli = Cli::parse_or_exit();
     logging::init(cli.server.log_format, cli.server.log_when_stalled);
     let served = actix_web::rt::System::new().block_on(async {
-        let application = Application::build_with(&cli.server, AppState::default(), test_routes)
-            .map_err(std::io::Error::other)?;
+        let application =
+            Application::build_with(&cli.server, AppState::default(), Extra::routes(test_routes))
+                .map_err(std::io::Error::other)?;
         log::info!(
             "soak server listening on http://{}",
             application.local_addr()

@@ -8,6 +8,7 @@
 
 use utoipa_actix_web::service_config::ServiceConfig;
 
+use crate::http::deprecation::Deprecation;
 use crate::http::state::AppState;
 
 pub mod list;
@@ -20,6 +21,12 @@ pub fn register(config: &mut ServiceConfig, state: &AppState) {
     state.install(config);
     config.service(ping::PingEndpoint);
 }
+
+/// The deprecated operations, by `operationId` (PARTNERS.md, "Deprecation"): one row each,
+/// from which every answer of the operation gets its `Deprecation`, `Link` and `Sunset`
+/// headers and the document marks it `deprecated`. Nothing is deprecated yet. A row is added in
+/// the release that announces it, with that release's date.
+pub const DEPRECATIONS: &[Deprecation] = &[];
 
 /// What the reference says of each tag an endpoint declares (`#[utoipa::path(tag = ...)]`).
 /// The document lists the tags in use, in the order endpoints first use them; a tag in use
@@ -43,7 +50,7 @@ mod tests {
             .into_utoipa_app()
             .configure(|config| register(config, &AppState::default()))
             .split_for_parts();
-        RouteTable::from_document(&document)
+        RouteTable::from_document(&document, super::DEPRECATIONS)
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod context;
+pub mod deprecation;
 pub mod extract;
 pub mod routes;
 pub mod state;

@@ -12,10 +12,18 @@ use actix_web::Resource;
 use actix_web::dev::{ResourceDef, ServiceRequest, ServiceResponse};
 use actix_web::guard::{Guard, GuardContext};
 use actix_web::http::Method;
-use actix_web::http::header::HeaderValue;
+use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use utoipa::openapi::OpenApi;
-use utoipa::openapi::path::{HttpMethod, PathItem};
+use utoipa::openapi::path::{HttpMethod, Operation, PathItem};
 use utoipa_actix_web::service_config::ServiceConfig;
+
+use super::deprecation::{Deprecation, DeprecationHeaders};
+use super::view::RequestView;
+
+/// RFC 9745.
+static DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
+/// RFC 8594.
+static SUNSET: HeaderName = HeaderName::from_static("sunset");
 
 /// Version prefix of every endpoint; the OpenAPI document's server URL. Handlers carry their
 /// full path (`/v1/...`) rather than sitting in a `/v1` scope: the scope cost a second routing
@@ -58,9 +66,28 @@ fn actix_method(method: &HttpMethod) -> Method {
     }
 }
 
-/// Extra routes mounted next to the API's own; production mounts none. Tests use it to reach
-/// the shared machinery (body parsing, panics, slow requests) through routes of their own.
-pub type ExtraRoutes = fn(&mut ServiceConfig);
+/// What is mounted next to the API's own endpoints; production mounts nothing. Tests use it
+/// to reach the shared machinery (body parsing, panics, slow requests, deprecation) through
+/// routes of their own.
+#[derive(Clone, Copy)]
+pub struct Extra {
+    pub routes: fn(&mut ServiceConfig),
+    /// The rows of their operations, read like `api::DEPRECATIONS`'s.
+    pub deprecations: &'static [Deprecation],
+}
+
+impl Extra {
+    /// Nothing beside the API.
+    pub const NONE: Extra = Extra::routes(|_| {});
+
+    /// `routes`, none of them deprecated.
+    pub const fn routes(routes: fn(&mut ServiceConfig)) -> Extra {
+        Extra {
+            routes,
+            deprecations: &[],
+        }
+    }
+}
 
 /// Every registered path pattern with the methods it answers: the one table that says which
 /// route a path is (the request view, the 405's `Allow`, the metrics' route label).
@@ -69,6 +96,8 @@ pub struct RouteTable {
     routes: Vec<(ResourceDef, HeaderValue)>,
     /// Each route's template, shared with the request contexts that name it.
     templates: Vec<Arc<str>>,
+    /// The deprecated operations, by route and method: none at all, usually.
+    deprecated: Vec<(RouteIndex, Method, Arc<DeprecationHeaders>)>,
 }
 
 /// A route of a [`RouteTable`], by its place in the table (the order the paths were added).
@@ -82,8 +111,9 @@ impl RouteIndex {
 }
 
 impl RouteTable {
-    /// Reads the paths and methods from the document that route registration produced.
-    pub fn from_document(document: &OpenApi) -> Self {
+    /// Reads the paths and methods from the document that route registration produced, and
+    /// which of its operations `deprecations` names (a GET's `HEAD` goes with it).
+    pub fn from_document(document: &OpenApi, deprecations: &[Deprecation]) -> Self {
         let routes = document
             .paths
             .paths
@@ -94,7 +124,55 @@ impl RouteTable {
                 (ResourceDef::new(path.as_str()), allow)
             })
             .collect();
-        RouteTable::with_routes(routes)
+        let mut table = RouteTable::with_routes(routes);
+        for (index, item) in document.paths.paths.values().enumerate() {
+            let route = RouteIndex(u16::try_from(index).expect("a route index fits in 16 bits"));
+            for (method, operation) in operations_by_method(item) {
+                let id = operation.operation_id.as_deref().unwrap_or_default();
+                let Some(row) = deprecations.iter().find(|row| row.names(id)) else {
+                    continue;
+                };
+                let headers = Arc::new(row.headers().unwrap_or_else(|error| {
+                    panic!("a malformed row of the deprecations: {error}")
+                }));
+                if method == Method::GET && item.head.is_none() {
+                    table
+                        .deprecated
+                        .push((route, Method::HEAD, Arc::clone(&headers)));
+                }
+                table.deprecated.push((route, method, headers));
+            }
+        }
+        table
+    }
+
+    /// Adds the deprecation headers of the operation `view` is for, when it is deprecated:
+    /// whatever the answer (a refusal, an error), it answers a request for that operation.
+    pub fn add_deprecation_headers(&self, view: &RequestView, headers: &mut HeaderMap) {
+        if self.deprecated.is_empty() {
+            return;
+        }
+        let Some(found) = view
+            .route()
+            .and_then(|route| self.deprecation(route, view.method()))
+        else {
+            return;
+        };
+        headers.insert(DEPRECATION.clone(), found.deprecation.clone());
+        headers.append(header::LINK, found.link.clone());
+        if let Some(sunset) = &found.sunset {
+            headers.insert(SUNSET.clone(), sunset.clone());
+        }
+    }
+
+    /// The deprecation headers of `method` on `route`, when that operation is deprecated.
+    pub fn deprecation(&self, route: RouteIndex, method: &Method) -> Option<&DeprecationHeaders> {
+        self.deprecated
+            .iter()
+            .find(|(deprecated, deprecated_method, _)| {
+                *deprecated == route && deprecated_method == method
+            })
+            .map(|(_, _, headers)| &**headers)
     }
 
     fn with_routes(routes: Vec<(ResourceDef, HeaderValue)>) -> Self {
@@ -108,12 +186,17 @@ impl RouteTable {
                 )
             })
             .collect();
-        RouteTable { routes, templates }
+        RouteTable {
+            routes,
+            templates,
+            deprecated: Vec::new(),
+        }
     }
 
     /// Adds paths served outside the API (the documentation) that answer `allow`.
     pub fn with_paths(self, paths: &[&str], allow: &'static str) -> Self {
         let allow = HeaderValue::from_static(allow);
+        let deprecated = self.deprecated;
         let mut routes = self.routes;
         routes.extend(
             paths
@@ -124,7 +207,10 @@ impl RouteTable {
             routes.len() <= usize::from(u16::MAX),
             "a route index fits in 16 bits"
         );
-        RouteTable::with_routes(routes)
+        RouteTable {
+            deprecated,
+            ..RouteTable::with_routes(routes)
+        }
     }
 
     /// The route whose pattern matches `path` (as the router decodes it), whatever the method.
@@ -190,6 +276,22 @@ impl actix_web::ResponseError for NoRoute {
 }
 
 /// Methods of a path item, in the order RFC 9110 lists them; GET implies HEAD.
+/// The operations of `item`, with their methods.
+fn operations_by_method(item: &PathItem) -> impl Iterator<Item = (Method, &Operation)> {
+    [
+        (Method::GET, &item.get),
+        (Method::HEAD, &item.head),
+        (Method::POST, &item.post),
+        (Method::PUT, &item.put),
+        (Method::DELETE, &item.delete),
+        (Method::OPTIONS, &item.options),
+        (Method::TRACE, &item.trace),
+        (Method::PATCH, &item.patch),
+    ]
+    .into_iter()
+    .filter_map(|(method, operation)| Some((method, operation.as_ref()?)))
+}
+
 pub(crate) fn allowed_methods(item: &PathItem) -> Vec<&'static str> {
     let has_get = item.get.is_some();
     [

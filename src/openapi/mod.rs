@@ -8,6 +8,7 @@
 //! rendition, `openapi/v1.oas30.yaml`, for generators that read 3.0 only.
 
 mod components;
+mod deprecation;
 pub mod oas30;
 pub mod releases;
 
@@ -25,7 +26,8 @@ use utoipa_actix_web::AppExt;
 use crate::api;
 use crate::api::list::{self, Cursor, Limit};
 use crate::errors::ErrorEnvelope;
-use crate::http::routes::{API_PREFIX, ExtraRoutes};
+use crate::http::deprecation::Deprecation;
+use crate::http::routes::{API_PREFIX, Extra};
 use crate::http::state::AppState;
 
 pub use components::EXAMPLE_ORIGIN;
@@ -39,18 +41,23 @@ pub fn revision() -> String {
 
 /// The document, as the code describes it.
 pub fn document() -> OpenApi {
-    document_with(|_| {})
+    document_with(Extra::NONE)
 }
 
 /// The document with `extra` endpoints registered beside the API's own: how the tests
 /// describe an endpoint that exists only in the test build.
-pub fn document_with(extra: ExtraRoutes) -> OpenApi {
+pub fn document_with(extra: Extra) -> OpenApi {
     let (_, registered) = App::new()
         .into_utoipa_app()
         .configure(|config| api::register(config, &AppState::default()))
-        .configure(extra)
+        .configure(extra.routes)
         .split_for_parts();
-    complete(registered)
+    let deprecations: Vec<Deprecation> = api::DEPRECATIONS
+        .iter()
+        .chain(extra.deprecations)
+        .copied()
+        .collect();
+    complete(registered, &deprecations)
 }
 
 /// The document as YAML: the content of `openapi/v1.yaml`.
@@ -65,7 +72,7 @@ pub fn to_json(document: &OpenApi) -> String {
     json
 }
 
-fn complete(mut api: OpenApi) -> OpenApi {
+fn complete(mut api: OpenApi, deprecations: &[Deprecation]) -> OpenApi {
     api.info = info();
     api.servers = Some(vec![server(EXAMPLE_ORIGIN)]);
     api.tags = Some(tags_in_use(&api));
@@ -93,7 +100,13 @@ fn complete(mut api: OpenApi) -> OpenApi {
             .strip_prefix(API_PREFIX)
             .expect("every endpoint is registered under the version prefix");
         document_conventions(&mut item, relative.contains('{'));
+        deprecation::document(&mut item, deprecations);
         api.paths.paths.insert(relative.to_owned(), item);
+    }
+    if deprecations.is_empty() {
+        // The headers only deprecated operations carry are published with the first.
+    } else if let Some(components) = &mut api.components {
+        deprecation::add_headers(components);
     }
     drop_unused_responses(&mut api);
     api

@@ -31,7 +31,7 @@ use crate::conventions::{
 use crate::docs::{self, Docs};
 use crate::http::client::ClientResolver;
 use crate::http::extract::BodyLimit;
-use crate::http::routes::{ExtraRoutes, RouteTable, no_route};
+use crate::http::routes::{Extra, RouteTable, no_route};
 use crate::http::state::AppState;
 use crate::http::tls::metrics::CertificateCollector;
 use crate::http::tls::{CertificateStore, TlsError};
@@ -62,7 +62,7 @@ pub struct AppSettings {
 /// and methods, and the request conventions around all of it.
 pub fn app(
     settings: AppSettings,
-    extra_routes: ExtraRoutes,
+    extra: Extra,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -75,12 +75,18 @@ pub fn app(
     let (app, document) = App::new()
         .into_utoipa_app()
         .configure(|config| api::register(config, &settings.state))
-        .configure(extra_routes)
+        .configure(extra.routes)
         .split_for_parts();
+    let deprecations: Vec<_> = api::DEPRECATIONS
+        .iter()
+        .chain(extra.deprecations)
+        .copied()
+        .collect();
     // The one table of routes: the request view finds each request's route in it, and the
     // 405's `Allow` and the metrics' route labels are read from it by that route.
-    let routes =
-        Arc::new(RouteTable::from_document(&document).with_paths(&docs::PATHS, "GET, HEAD"));
+    let routes = Arc::new(
+        RouteTable::from_document(&document, &deprecations).with_paths(&docs::PATHS, "GET, HEAD"),
+    );
     let metrics = settings
         .metrics
         .map(|metrics| (metrics, RouteLabels::new(routes.templates())));
@@ -155,15 +161,15 @@ impl Application {
     pub fn build(config: &ServerConfig) -> Result<Application, StartupError> {
         // The API's endpoints share nothing yet; the first with a store builds it here, from
         // `config`, and adds it (`http::state`).
-        Application::build_with(config, AppState::default(), |_| {})
+        Application::build_with(config, AppState::default(), Extra::NONE)
     }
 
-    /// Like [`Application::build`], with `state` for the endpoints and `extra_routes` mounted
-    /// beside the API's (tests mount endpoints of their own this way).
+    /// Like [`Application::build`], with `state` for the endpoints and `extra` mounted beside
+    /// the API's (tests mount endpoints of their own this way).
     pub fn build_with(
         config: &ServerConfig,
         state: AppState,
-        extra_routes: ExtraRoutes,
+        extra: Extra,
     ) -> Result<Application, StartupError> {
         // The certificate is checked before anything listens: a bad one never starts a server
         // that then fails every handshake.
@@ -267,7 +273,7 @@ impl Application {
             // The factory runs on each worker thread: batch that worker's log lines, and beat.
             crate::observability::logging::batch_on_this_worker();
             beating.beat_on_this_worker();
-            app(settings.clone(), extra_routes)
+            app(settings.clone(), extra)
         })
         .workers(config.worker_count())
         .keep_alive(

@@ -25,7 +25,7 @@ pub static DOCUMENT: LazyLock<Value> = LazyLock::new(|| {
 /// The document of the test build's endpoints (`things`), generated as the API's is: their
 /// responses are checked against it.
 static TEST_ENDPOINTS_DOCUMENT: LazyLock<Value> = LazyLock::new(|| {
-    let document = openapi::document_with(crate::things::register);
+    let document = openapi::document_with(crate::things::EXTRA);
     yaml_serde::from_str(&openapi::to_yaml(&document)).expect("the document is YAML")
 });
 

@@ -65,8 +65,15 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
     // The test build's endpoints share their store as the API's would (`http::state`).
     let state =
         AppState::default().with(crate::things::ThingStore::with_count(crate::things::THINGS));
-    let application =
-        Application::build_with(&config, state, test_routes).expect("the test app starts");
+    let application = Application::build_with(
+        &config,
+        state,
+        partner_api::http::routes::Extra {
+            routes: test_routes,
+            deprecations: crate::things::DEPRECATIONS,
+        },
+    )
+    .expect("the test app starts");
     let local_addr = application.local_addr();
     let address = format!("http://{local_addr}");
     let admin_address = application

@@ -19,8 +19,9 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use partner_api::api::list::{Cursor, Limit, List};
 use partner_api::errors::ApiError;
 use partner_api::http::context::RequestContext;
+use partner_api::http::deprecation::Deprecation;
 use partner_api::http::extract::{Body, Path, Query, invalid};
-use partner_api::http::routes;
+use partner_api::http::routes::{self, Extra};
 use partner_api::http::state::State;
 
 use crate::helpers::{ExpectedError, assert_error_at, log_lines_containing, spawn_app};
@@ -201,6 +202,20 @@ impl HttpServiceFactory for RetrieveThingEndpoint {
     }
 }
 
+/// The rows `api::DEPRECATIONS` would hold for them: retrieving a thing is deprecated, to
+/// exercise the machinery (a list of things with `starting_after` would be its successor).
+pub const DEPRECATIONS: &[Deprecation] = &[Deprecation {
+    operation_id: "retrieve_thing",
+    deprecated_on: "2026-11-25",
+    sunset_on: Some("2027-12-31"),
+}];
+
+/// The test build's endpoints, as the document of the test build is generated with them.
+pub const EXTRA: Extra = Extra {
+    routes: register,
+    deprecations: DEPRECATIONS,
+};
+
 /// Mounts both endpoints: what `api::register` would hold for them.
 pub fn register(config: &mut ServiceConfig) {
     config.service(ListThingsEndpoint);
@@ -376,7 +391,7 @@ async fn a_handlers_log_lines_carry_its_request_id() {
 /// with the project's rules (`target/test-endpoints/v1.yaml`), and what it says of them.
 #[test]
 fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
-    let document = partner_api::openapi::document_with(register);
+    let document = partner_api::openapi::document_with(crate::things::EXTRA);
     let yaml = partner_api::openapi::to_yaml(&document);
     let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-endpoints");
     std::fs::create_dir_all(directory).unwrap();
@@ -446,8 +461,78 @@ fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
         }
         partner_api::openapi::to_yaml(&document).lines().count()
     };
-    let added = lines_without_shared_responses(partner_api::openapi::document_with(register))
-        - lines_without_shared_responses(partner_api::openapi::document());
+    let added = lines_without_shared_responses(partner_api::openapi::document_with(Extra::routes(
+        register,
+    ))) - lines_without_shared_responses(partner_api::openapi::document());
     println!("the list and the get add {added} lines to the document");
     assert!(added <= 2 * 150, "the list and the get add {added} lines");
+}
+
+/// A deprecated operation (a row of the deprecations) answers as before, and every answer to
+/// it carries `Deprecation`, `Link` and `Sunset`: success, HEAD, an error of its own, the
+/// rate limit's refusal. Other operations carry none; the document marks it `deprecated`.
+#[actix_web::test]
+async fn a_deprecated_operation_says_so_on_every_answer() {
+    let app = crate::helpers::spawn_app_with(|config| {
+        config.rate_limit_per_second = 1;
+        config.rate_limit_burst = 5;
+    })
+    .await;
+    let deprecation_headers = |response: &crate::helpers::TestResponse| {
+        ["deprecation", "link", "sunset"].map(|name| {
+            response
+                .headers
+                .get(name)
+                .map(|value| value.to_str().unwrap().to_owned())
+        })
+    };
+    let expected = [
+        Some("@1795564800".to_owned()),
+        Some("</docs/changelog#2026-11-25>; rel=\"deprecation\"".to_owned()),
+        Some("Fri, 31 Dec 2027 00:00:00 GMT".to_owned()),
+    ];
+    let found = app.get("/v1/things/thing_0001").await;
+    assert_eq!(found.status, 200);
+    assert_eq!(deprecation_headers(&found), expected);
+    let head = app.send(app.request("HEAD", "/v1/things/thing_0001")).await;
+    assert_eq!(head.status, 200);
+    assert_eq!(deprecation_headers(&head), expected);
+    let missing = app.get("/v1/things/thing_9999").await;
+    assert_eq!(missing.status, 404);
+    assert_eq!(deprecation_headers(&missing), expected);
+    let list = app.get("/v1/things").await;
+    assert_eq!(list.status, 200);
+    assert_eq!(deprecation_headers(&list), [None, None, None]);
+    // The burst of 5 is spent by now (four above and this one); the refusal says it too.
+    let mut refused = None;
+    for _ in 0..10 {
+        let answer = app.get("/v1/things/thing_0001").await;
+        if answer.status == 429 {
+            refused = Some(answer);
+            break;
+        }
+    }
+    let refused = refused.expect("a 429 within ten more requests");
+    assert_eq!(deprecation_headers(&refused), expected);
+
+    let document = partner_api::openapi::document_with(EXTRA);
+    let document = serde_json::to_value(&document).unwrap();
+    for method in ["get", "head"] {
+        let operation = &document["paths"]["/things/{thing}"][method];
+        assert_eq!(operation["deprecated"], true, "{method}");
+        assert_eq!(
+            operation["responses"]["200"]["headers"]["Sunset"]["$ref"],
+            "#/components/headers/Sunset",
+            "{method}"
+        );
+    }
+    assert!(
+        document["paths"]["/things"]["get"]
+            .get("deprecated")
+            .is_none()
+    );
+    assert_eq!(
+        document["components"]["headers"]["Deprecation"]["schema"]["pattern"],
+        "^@[0-9]+$"
+    );
 }

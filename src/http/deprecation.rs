@@ -1,0 +1,158 @@
+//! Deprecated operations and the headers their answers carry (PARTNERS.md, "Deprecation"): a
+//! deprecated operation keeps answering exactly as before, and every answer to it (errors and
+//! the rate limit's refusals included) carries `Deprecation` (RFC 9745), `Link` to the
+//! changelog entry that announced it (`rel="deprecation"`), and, once the date when it stops
+//! answering is fixed, `Sunset` (RFC 8594). The operations are listed in one table,
+//! `api::DEPRECATIONS`, by `operationId`; the route table turns each entry into header values
+//! once, and the OpenAPI document marks the operation `deprecated` from the same entry, so
+//! the two cannot disagree.
+
+use std::time::{Duration, SystemTime};
+
+use actix_web::http::header::{HeaderValue, HttpDate};
+
+/// One deprecated operation: a row of `api::DEPRECATIONS`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Deprecation {
+    /// The operation, by its `operationId`; a GET's `HEAD` twin goes with it.
+    pub operation_id: &'static str,
+    /// The day it was deprecated, `YYYY-MM-DD` (UTC): the day of the release that announced
+    /// it, whose changelog entry the `Link` points at.
+    pub deprecated_on: &'static str,
+    /// The day it stops answering, `YYYY-MM-DD` (UTC), once fixed: no earlier than the end of
+    /// the version, announced at least 12 months ahead.
+    pub sunset_on: Option<&'static str>,
+}
+
+/// The header values of a deprecated operation's answers, written once.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeprecationHeaders {
+    /// `Deprecation: @<unix seconds>`: the start of the day it was deprecated.
+    pub deprecation: HeaderValue,
+    /// `Link: </docs/changelog#<day>>; rel="deprecation"`. A reference relative to the
+    /// request's own origin, as RFC 8288 allows, so it holds behind any public address.
+    pub link: HeaderValue,
+    /// `Sunset: <HTTP-date>`: the start of the day it stops answering.
+    pub sunset: Option<HeaderValue>,
+}
+
+impl Deprecation {
+    /// The header values, or why the row is malformed (a test holds every row of the table
+    /// to this, so a bad row never ships).
+    pub fn headers(&self) -> Result<DeprecationHeaders, String> {
+        let deprecated = unix_seconds(self.deprecated_on)?;
+        let sunset = self.sunset_on.map(unix_seconds).transpose()?;
+        if sunset.is_some_and(|sunset| sunset <= deprecated) {
+            return Err(format!(
+                "{}: the sunset must come after the deprecation",
+                self.operation_id
+            ));
+        }
+        let value = |text: String| HeaderValue::from_str(&text).map_err(|error| error.to_string());
+        Ok(DeprecationHeaders {
+            deprecation: value(format!("@{deprecated}"))?,
+            link: value(format!(
+                "</docs/changelog#{}>; rel=\"deprecation\"",
+                self.deprecated_on
+            ))?,
+            sunset: sunset
+                .map(|secs| {
+                    let when = SystemTime::UNIX_EPOCH + Duration::from_secs(secs);
+                    value(HttpDate::from(when).to_string())
+                })
+                .transpose()?,
+        })
+    }
+
+    /// Whether this row names the operation `operation_id`, or the `HEAD` twin of the GET it
+    /// names.
+    pub fn names(&self, operation_id: &str) -> bool {
+        operation_id == self.operation_id
+            || operation_id
+                .strip_suffix("_head")
+                .is_some_and(|get| get == self.operation_id)
+    }
+}
+
+/// Seconds from the Unix epoch to the start (00:00 UTC) of `day`, `YYYY-MM-DD`.
+fn unix_seconds(day: &str) -> Result<u64, String> {
+    let malformed = || format!("{day:?} is not a day written YYYY-MM-DD");
+    let mut parts = day.splitn(3, '-');
+    let mut number = |digits: usize| -> Result<i64, String> {
+        let part = parts
+            .next()
+            .filter(|part| part.len() == digits)
+            .ok_or_else(malformed)?;
+        if !part.bytes().all(|byte| byte.is_ascii_digit()) {
+            return Err(malformed());
+        }
+        part.parse().map_err(|_| malformed())
+    };
+    let (year, month, date) = (number(4)?, number(2)?, number(2)?);
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        _ => return Err(malformed()),
+    };
+    if !(1..=days_in_month).contains(&date) || year < 1970 {
+        return Err(malformed());
+    }
+    // Days from the epoch to the civil date (the proleptic Gregorian calendar), by Howard
+    // Hinnant's `days_from_civil`.
+    let shifted_year = if month <= 2 { year - 1 } else { year };
+    let era = shifted_year.div_euclid(400);
+    let year_of_era = shifted_year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + date - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    let days = era * 146_097 + day_of_era - 719_468;
+    u64::try_from(days * 86_400).map_err(|_| malformed())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn days_are_counted_from_the_epoch() {
+        assert_eq!(unix_seconds("1970-01-01"), Ok(0));
+        assert_eq!(unix_seconds("2000-03-01"), Ok(951_868_800));
+        // RFC 9745's example, `@1688169599`, is the last second of 2023-06-30.
+        assert_eq!(unix_seconds("2023-07-01"), Ok(1_688_169_600));
+        assert_eq!(unix_seconds("2024-02-29"), Ok(1_709_164_800));
+        for bad in [
+            "2023-02-29",
+            "2023-13-01",
+            "2023-7-01",
+            "23-07-01",
+            "2023-07-01T00",
+            "",
+        ] {
+            assert!(unix_seconds(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_headers_are_written_as_the_rfcs_say() {
+        let row = Deprecation {
+            operation_id: "list_widgets",
+            deprecated_on: "2023-07-01",
+            sunset_on: Some("2024-07-01"),
+        };
+        let headers = row.headers().unwrap();
+        assert_eq!(headers.deprecation, "@1688169600");
+        assert_eq!(
+            headers.link,
+            "</docs/changelog#2023-07-01>; rel=\"deprecation\""
+        );
+        assert_eq!(headers.sunset.unwrap(), "Mon, 01 Jul 2024 00:00:00 GMT");
+        assert!(row.names("list_widgets") && row.names("list_widgets_head"));
+        assert!(!row.names("list_widgets_page") && !row.names("list"));
+        let backwards = Deprecation {
+            sunset_on: Some("2023-06-30"),
+            ..row
+        };
+        assert!(backwards.headers().is_err());
+    }
+}
