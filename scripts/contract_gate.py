@@ -16,13 +16,14 @@ date-time to date), and a removed response header.
                                             openapi/released/, append the notes (one sentence
                                             a change, for partners) and the changes to
                                             openapi/changelog.json, regenerate both documents
-                                            (their info.version is 1.DATE) and make them the
+                                            (their info.version is 1.YYYYMMDD.0) and make them the
                                             new baseline
 """
 
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -89,14 +90,37 @@ def format_changed(before, after, where="#"):
             yield from format_changed(old, new, f"{where}/{index}")
 
 
-def resolve(document, node):
-    """`node`, or what its `$ref` points to within `document` (a shared response or header)."""
-    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+def dereferenced(document):
+    """`document` with every `$ref` within it replaced by what it points to (shared responses,
+    headers, parameters and schemas alike), so that the project rules see what a client sees
+    whether a part is written inline or shared: moving a response into `components` while
+    changing a format must not hide the change. A reference that points back into itself is
+    left as it is; one to another file is refused, since what it says cannot be checked."""
+
+    def follow(location):
+        if not location.startswith("#/"):
+            raise SystemExit(f"FAIL: {location}: references to other files are not supported")
         target = document
-        for part in node["$ref"].removeprefix("#/").split("/"):
-            target = (target or {}).get(part.replace("~1", "/").replace("~0", "~"))
-        node = target
-    return node
+        for part in location[2:].split("/"):
+            part = part.replace("~1", "/").replace("~0", "~")
+            if not isinstance(target, dict) or part not in target:
+                raise SystemExit(f"FAIL: {location} points at nothing")
+            target = target[part]
+        return target
+
+    def walk(node, following):
+        if isinstance(node, dict):
+            location = node.get("$ref")
+            if isinstance(location, str):
+                if location in following:
+                    return node
+                return walk(follow(location), following | {location})
+            return {key: walk(value, following) for key, value in node.items()}
+        if isinstance(node, list):
+            return [walk(item, following) for item in node]
+        return node
+
+    return walk(document, frozenset())
 
 
 def header_removed(before, after):
@@ -106,8 +130,7 @@ def header_removed(before, after):
         if new_op is None:
             continue
         for status, response in (op.get("responses") or {}).items():
-            response = resolve(before, response) or {}
-            new_response = resolve(after, (new_op.get("responses") or {}).get(status))
+            new_response = (new_op.get("responses") or {}).get(status)
             if not isinstance(new_response, dict):
                 continue
             kept = {name.lower() for name in (new_response.get("headers") or {})}
@@ -175,7 +198,7 @@ def check(before, after, quiet=False):
         broken.append("optic breaking-changes ruleset")
         if not quiet:
             print(result.stdout.strip() or result.stderr.strip())
-    old, new = load(before), load(after)
+    old, new = dereferenced(load(before)), dereferenced(load(after))
     for rule, find in PROJECT_RULES.items():
         found = list(find(old, new))
         if found:
@@ -197,9 +220,16 @@ def release(date, notes):
     3.1 document (the 3.0.3 rendition says the same) to the record, regenerates both documents
     (the record sets their revision) and makes them the new baseline. The first release is
     compared with an empty document, so it lists every operation."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date):
+        raise SystemExit(f"FAIL: {date!r} is not a day written YYYY-MM-DD")
     for note in notes:
         if not note.strip().endswith("."):
             raise SystemExit(f"FAIL: a note is one sentence for partners, ending in '.': {note!r}")
+    record = json.loads(RECORD.read_text()) if RECORD.exists() else {"releases": []}
+    if any(release["date"] >= date for release in record["releases"]):
+        raise SystemExit(f"FAIL: a release is recorded on or after {date}; one a day at most")
+    # What is gated is what the code emits now, not a committed file that may lag behind it.
+    subprocess.run([str(ROOT / "scripts/update-openapi")], check=True)
     for name in DOCUMENTS:
         if (RELEASED / name).exists() and check(RELEASED / name, ROOT / "openapi" / name):
             raise SystemExit(f"FAIL: openapi/{name} breaks the released contract; not released")
@@ -212,13 +242,16 @@ def release(date, notes):
     if not listed:
         print("nothing to release: openapi/v1.yaml is the released document")
         return 0
-    record = json.loads(RECORD.read_text()) if RECORD.exists() else {"releases": []}
-    if any(release["date"] >= date for release in record["releases"]):
-        raise SystemExit(f"FAIL: a release is recorded on or after {date}; one a day at most")
     record["releases"].append({"date": date, "notes": notes, "changes": listed})
     RECORD.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
-    # The record is compiled in and names the revision: the documents change with it.
-    subprocess.run([str(ROOT / "scripts/update-openapi")], check=True)
+    # The record is compiled in and names the revision: the documents change with it (only
+    # their info.version does; should the regeneration fail, the record is put back).
+    try:
+        subprocess.run([str(ROOT / "scripts/update-openapi")], check=True)
+    except subprocess.CalledProcessError:
+        record["releases"].pop()
+        RECORD.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
+        raise
     RELEASED.mkdir(exist_ok=True)
     for name in DOCUMENTS:
         shutil.copyfile(ROOT / "openapi" / name, RELEASED / name)

@@ -50,7 +50,7 @@ mod tests {
             .into_utoipa_app()
             .configure(|config| register(config, &AppState::default()))
             .split_for_parts();
-        RouteTable::from_document(&document, super::DEPRECATIONS)
+        RouteTable::from_document(&document, super::DEPRECATIONS, "")
     }
 
     #[test]

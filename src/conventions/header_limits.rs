@@ -24,14 +24,18 @@ impl HeaderLimits {
         bytes: 128 * 1024,
     };
 
-    /// The 431 for a head refused before its fields could be counted (the HTTP/1.1 parser's
-    /// own limits, or HTTP/2's announced list size): the message gives both limits, as the
-    /// catalogue promises, since which one was passed is not known.
+    /// The 431 for a head refused before its fields could be counted (by the HTTP/1.1
+    /// parser's own limits, or HTTP/2's announced list size): the message gives the limits, as
+    /// the catalogue promises, since which one was passed is not known. HTTP/1.1's parser
+    /// counts the whole head as sent, the request line included.
     pub fn refusal(&self) -> ApiError {
         ApiError::new(ErrorCode::RequestHeaderTooLarge).with_message(format!(
-            "The request's header fields are over a limit: at most {} fields are accepted, \
-             taking at most {} bytes (each field's name and value plus 32).",
-            self.fields, self.bytes
+            "The request head is over a limit: at most {} header fields are accepted, taking at \
+             most {} bytes (each field's name and value plus 32); over HTTP/1.1 the whole head, \
+             request line included, may take at most {} bytes.",
+            self.fields,
+            self.bytes,
+            HeaderLimits::HTTP1.bytes
         ))
     }
 

@@ -29,6 +29,14 @@ impl DocsBase {
         DocsBase::Fixed { base }
     }
 
+    /// The configured public URL, when there is one.
+    pub fn configured(&self) -> Option<&str> {
+        match self {
+            DocsBase::Fixed { base } => Some(base),
+            DocsBase::OwnOrigin { .. } => None,
+        }
+    }
+
     /// The client's view of this server: `scheme` (`http` or `https`) and the bound address.
     pub fn own_origin(scheme: &'static str, local_addr: SocketAddr) -> DocsBase {
         DocsBase::OwnOrigin {

@@ -18,7 +18,7 @@ pub fn changelog_page() -> String {
          under the existing types. Nothing is removed or renamed, no parameter becomes \
          required, no type or format changes and no response enum gains a value; such a change \
          would ship as a new version path, beside v1. The document's <code>info.version</code> \
-         is <code>1.</code> and the date of the release it belongs to.</p>\n",
+         names the release it belongs to: <code>1.YYYYMMDD.0</code>, its date.</p>\n",
     );
     match releases::record() {
         Ok(record) => {
@@ -26,8 +26,9 @@ pub fn changelog_page() -> String {
                 let _ = write!(
                     body,
                     "<section id=\"{date}\">\n<h2><a href=\"#{date}\">{date}</a></h2>\n\
-                     <p>Revision <code>1.{date}</code>.</p>\n<ul>\n",
+                     <p>Revision <code>{revision}</code>.</p>\n<ul>\n",
                     date = escape(&release.date),
+                    revision = escape(&releases::revision_of(&release.date)),
                 );
                 for note in &release.notes {
                     let _ = writeln!(body, "<li>{}</li>", inline_markup(note));

@@ -168,6 +168,14 @@ impl ClientResolver {
         if self.trusted_proxies.is_empty() || !self.is_trusted(peer) {
             return Some(peer);
         }
+        self.walk_hops(peer, headers).0
+    }
+
+    /// The walk of [`ClientResolver::resolve`] behind the trusted proxy `peer`: the client,
+    /// and how many elements from the right it read before it settled, which is the place of
+    /// the element the outermost trusted proxy wrote (the client's own record, or, when every
+    /// hop is trusted, the leftmost).
+    fn walk_hops(&self, peer: IpAddr, headers: &HeaderMap) -> (Option<IpAddr>, usize) {
         // Hops are listed client first; walk back from the proxy nearest to us, reading each
         // element only when the walk reaches it: a client can make the header as long as it
         // likes, but only the hops from the last untrusted one rightwards are ever parsed. Only
@@ -177,17 +185,22 @@ impl ClientResolver {
             ClientIpHeader::XForwardedFor => parse_node,
         };
         let mut client = None;
-        for hop in elements_from_the_right(headers, self.header.header_name()).map(parse) {
+        let mut read = 0;
+        for (place, hop) in elements_from_the_right(headers, self.header.header_name())
+            .map(parse)
+            .enumerate()
+        {
+            read = place;
             match hop {
                 Some(ip) if self.is_trusted(ip) => client = Some(ip),
-                Some(ip) => return Some(ip),
+                Some(ip) => return (Some(ip), place),
                 // An obfuscated or unknown hop cannot be trusted or keyed.
-                None => return None,
+                None => return (None, place),
             }
         }
         // Every hop is a trusted proxy: the leftmost is the furthest we know; with no
         // forwarding header at all, the trusted peer is all we have.
-        client.or(Some(peer))
+        (client.or(Some(peer)), read)
     }
 }
 
@@ -201,32 +214,47 @@ pub enum ForwardedScheme {
 static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 
 impl ClientResolver {
-    /// The scheme the client used, as the trusted proxy `peer` recorded it: in
-    /// `X-Forwarded-Proto` beside `X-Forwarded-For`, or as `proto=` in `Forwarded`, the proxy
-    /// nearest to us writing last. `None` when the peer is not a trusted proxy (a client's own
-    /// claim is never read) or the proxy recorded none.
+    /// The scheme the client used, as the outermost trusted proxy recorded it (the one the
+    /// client reached; the hops after it may be plain HTTP inside the network): `proto=` in
+    /// the `Forwarded` element that names the client, or the `X-Forwarded-Proto` element at the
+    /// same place from the right (its leftmost, when the proxies inside pass the header on
+    /// rather than append to it). `None` when the peer is not a trusted proxy (its claim is
+    /// never read) or no scheme was recorded. The proxy that clients reach must set the
+    /// header, not append to what the client sent (OPERATIONS.md).
     pub fn forwarded_scheme(
         &self,
         peer: Option<IpAddr>,
         headers: &HeaderMap,
     ) -> Option<ForwardedScheme> {
-        if self.trusted_proxies.is_empty() || !self.is_trusted(peer?.to_canonical()) {
+        let peer = peer?.to_canonical();
+        if self.trusted_proxies.is_empty() || !self.is_trusted(peer) {
             return None;
         }
-        let nearest = match self.header {
+        let (_, place) = self.walk_hops(peer, headers);
+        let recorded = match self.header {
             ClientIpHeader::XForwardedFor => {
-                elements_from_the_right(headers, &X_FORWARDED_PROTO).next()?
+                let mut elements = elements_from_the_right(headers, &X_FORWARDED_PROTO);
+                let mut leftmost = None;
+                let mut found = None;
+                for (index, element) in elements.by_ref().enumerate() {
+                    leftmost = Some(element);
+                    if index == place {
+                        found = Some(element);
+                        break;
+                    }
+                }
+                found.or(leftmost)?
             }
             ClientIpHeader::Forwarded => elements_from_the_right(headers, &header::FORWARDED)
-                .next()?
+                .nth(place)?
                 .split(';')
                 .filter_map(|pair| pair.split_once('='))
                 .find(|(name, _)| name.trim().eq_ignore_ascii_case("proto"))
                 .map(|(_, value)| value.trim().trim_matches('"'))?,
         };
-        if nearest.eq_ignore_ascii_case("https") {
+        if recorded.eq_ignore_ascii_case("https") {
             Some(ForwardedScheme::Https)
-        } else if nearest.eq_ignore_ascii_case("http") {
+        } else if recorded.eq_ignore_ascii_case("http") {
             Some(ForwardedScheme::Http)
         } else {
             None
@@ -281,6 +309,49 @@ fn parse_node(node: &str) -> Option<IpAddr> {
 
 #[cfg(test)]
 mod tests {
+    /// TLS ends at the edge proxy and the proxy inside speaks HTTP to us: the edge's record,
+    /// at the place of the client's own address, is the one that counts, whether the proxy
+    /// inside appends to the header or passes it on.
+    #[test]
+    fn the_scheme_is_the_one_the_client_reached() {
+        let proxy = Some(ip("10.0.0.1"));
+        let resolver = ClientResolver::new(
+            vec!["10.0.0.0/8".parse().unwrap()],
+            ClientIpHeader::XForwardedFor,
+        );
+        let mut two_hops = HeaderMap::new();
+        two_hops.append(
+            X_FORWARDED_FOR.clone(),
+            HeaderValue::from_static("198.51.100.7, 10.0.0.2"),
+        );
+        two_hops.append(
+            X_FORWARDED_PROTO.clone(),
+            HeaderValue::from_static("https, http"),
+        );
+        assert_eq!(
+            resolver.forwarded_scheme(proxy, &two_hops),
+            Some(ForwardedScheme::Https)
+        );
+        two_hops.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static("https"));
+        assert_eq!(
+            resolver.forwarded_scheme(proxy, &two_hops),
+            Some(ForwardedScheme::Https)
+        );
+        let rfc7239 = ClientResolver::new(
+            vec!["10.0.0.0/8".parse().unwrap()],
+            ClientIpHeader::Forwarded,
+        );
+        let mut inside = HeaderMap::new();
+        inside.append(
+            header::FORWARDED,
+            HeaderValue::from_static("for=198.51.100.7;proto=https, for=10.0.0.2;proto=http"),
+        );
+        assert_eq!(
+            rfc7239.forwarded_scheme(proxy, &inside),
+            Some(ForwardedScheme::Https)
+        );
+    }
+
     #[test]
     fn the_scheme_is_read_only_from_a_trusted_proxy_and_only_its_own_record() {
         let proxy = Some(ip("10.0.0.1"));

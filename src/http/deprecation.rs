@@ -29,17 +29,24 @@ pub struct Deprecation {
 pub struct DeprecationHeaders {
     /// `Deprecation: @<unix seconds>`: the start of the day it was deprecated.
     pub deprecation: HeaderValue,
-    /// `Link: </docs/changelog#<day>>; rel="deprecation"`. A reference relative to the
-    /// request's own origin, as RFC 8288 allows, so it holds behind any public address.
+    /// `Link: <{public URL}/docs/changelog#<day>>; rel="deprecation"`; without a configured
+    /// public URL, a reference relative to the request's own origin, as RFC 8288 allows.
     pub link: HeaderValue,
     /// `Sunset: <HTTP-date>`: the start of the day it stops answering.
     pub sunset: Option<HeaderValue>,
 }
 
 impl Deprecation {
-    /// The header values, or why the row is malformed (a test holds every row of the table
-    /// to this, so a bad row never ships).
-    pub fn headers(&self) -> Result<DeprecationHeaders, String> {
+    /// The header values, with the `Link` into `public_url` (empty: relative to the request's
+    /// origin), or why the row is malformed (a test holds every row of the table to this, so a
+    /// bad row never ships).
+    pub fn headers(&self, public_url: &str) -> Result<DeprecationHeaders, String> {
+        if self.operation_id.ends_with("_head") {
+            return Err(format!(
+                "{}: a HEAD twin goes with its GET; name the GET",
+                self.operation_id
+            ));
+        }
         let deprecated = unix_seconds(self.deprecated_on)?;
         let sunset = self.sunset_on.map(unix_seconds).transpose()?;
         if sunset.is_some_and(|sunset| sunset <= deprecated) {
@@ -52,7 +59,7 @@ impl Deprecation {
         Ok(DeprecationHeaders {
             deprecation: value(format!("@{deprecated}"))?,
             link: value(format!(
-                "</docs/changelog#{}>; rel=\"deprecation\"",
+                "<{public_url}/docs/changelog#{}>; rel=\"deprecation\"",
                 self.deprecated_on
             ))?,
             sunset: sunset
@@ -140,7 +147,7 @@ mod tests {
             deprecated_on: "2023-07-01",
             sunset_on: Some("2024-07-01"),
         };
-        let headers = row.headers().unwrap();
+        let headers = row.headers("").unwrap();
         assert_eq!(headers.deprecation, "@1688169600");
         assert_eq!(
             headers.link,
@@ -153,6 +160,16 @@ mod tests {
             sunset_on: Some("2023-06-30"),
             ..row
         };
-        assert!(backwards.headers().is_err());
+        assert!(backwards.headers("").is_err());
+        let behind_a_prefix = row.headers("https://gateway.example.test/partner").unwrap();
+        assert_eq!(
+            behind_a_prefix.link,
+            "<https://gateway.example.test/partner/docs/changelog#2023-07-01>; rel=\"deprecation\""
+        );
+        let twin = Deprecation {
+            operation_id: "list_widgets_head",
+            ..row
+        };
+        assert!(twin.headers("").is_err());
     }
 }

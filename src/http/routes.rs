@@ -112,8 +112,13 @@ impl RouteIndex {
 
 impl RouteTable {
     /// Reads the paths and methods from the document that route registration produced, and
-    /// which of its operations `deprecations` names (a GET's `HEAD` goes with it).
-    pub fn from_document(document: &OpenApi, deprecations: &[Deprecation]) -> Self {
+    /// which of its operations `deprecations` names (a GET's `HEAD` goes with it), their
+    /// `Link` into `public_url` (empty: relative to the request's origin).
+    pub fn from_document(
+        document: &OpenApi,
+        deprecations: &[Deprecation],
+        public_url: &str,
+    ) -> Self {
         let routes = document
             .paths
             .paths
@@ -132,7 +137,7 @@ impl RouteTable {
                 let Some(row) = deprecations.iter().find(|row| row.names(id)) else {
                     continue;
                 };
-                let headers = Arc::new(row.headers().unwrap_or_else(|error| {
+                let headers = Arc::new(row.headers(public_url).unwrap_or_else(|error| {
                     panic!("a malformed row of the deprecations: {error}")
                 }));
                 if method == Method::GET && item.head.is_none() {

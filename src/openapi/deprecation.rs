@@ -111,7 +111,17 @@ mod tests {
             .collect();
         for row in api::DEPRECATIONS {
             assert!(ids.contains(&row.operation_id), "{row:?}");
-            row.headers().unwrap();
+            row.headers("").unwrap();
+            // The `Link` points at the changelog entry of the release that announced it.
+            let released = crate::openapi::releases::record().unwrap();
+            assert!(
+                released
+                    .releases
+                    .iter()
+                    .any(|release| release.date == row.deprecated_on),
+                "{row:?}: no release of {} in openapi/changelog.json",
+                row.deprecated_on
+            );
         }
     }
 }

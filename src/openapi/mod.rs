@@ -32,11 +32,10 @@ use crate::http::state::AppState;
 
 pub use components::EXAMPLE_ORIGIN;
 
-/// The contract's revision: `1.` and the date of its latest release, from the record that
-/// `scripts/release-contract` appends to, so a client generated from the document can tell
-/// which revision it was built from.
+/// The contract's revision, from the record that `scripts/release-contract` appends to, so a
+/// client generated from the document can tell which revision it was built from.
 pub fn revision() -> String {
-    format!("1.{}", releases::latest_date())
+    releases::revision_of(&releases::latest_date())
 }
 
 /// The document, as the code describes it.

@@ -32,6 +32,14 @@ pub fn record() -> Result<Record, serde_json::Error> {
     serde_json::from_str(RECORD)
 }
 
+/// The revision a release of `date` (`YYYY-MM-DD`) gives the document's `info.version`:
+/// `1.YYYYMMDD.0`, the version path's number and the date, written as a semantic version,
+/// because generators make it the version of the package they write (a Rust crate or an npm
+/// package refuses `1.2026-11-25`), and later releases compare greater.
+pub fn revision_of(date: &str) -> String {
+    format!("1.{}.0", date.replace('-', ""))
+}
+
 /// The date of the latest release, or `unreleased` should the record not parse.
 pub fn latest_date() -> String {
     record()
@@ -74,6 +82,7 @@ mod tests {
     #[test]
     fn the_revision_is_the_latest_release() {
         let latest = record().unwrap().releases.last().unwrap().date.clone();
-        assert_eq!(super::super::revision(), format!("1.{latest}"));
+        assert_eq!(super::super::revision(), revision_of(&latest));
+        assert_eq!(revision_of("2026-11-25"), "1.20261125.0");
     }
 }

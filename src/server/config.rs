@@ -500,6 +500,13 @@ fn parse_base_url(input: &str) -> Result<BaseUrl, String> {
     if uri.query().is_some() || input.contains('#') {
         return Err("the URL must not have a query or a fragment".to_owned());
     }
+    // It is published: in every error body and in documents any origin may read.
+    if uri
+        .authority()
+        .is_some_and(|authority| authority.as_str().contains('@'))
+    {
+        return Err("the URL must not carry a user name or password".to_owned());
+    }
     Ok(BaseUrl(Arc::from(input.trim_end_matches('/'))))
 }
 
@@ -523,7 +530,10 @@ impl Cli {
     /// error is printed as one line naming the setting, and exits with [`EXIT_BAD_CONFIG`].
     pub fn parse_or_exit() -> Cli {
         match Cli::try_parse() {
-            Ok(cli) => cli,
+            Ok(mut cli) => {
+                cli.server.read_former_names();
+                cli
+            }
             Err(error) => match error.kind() {
                 ErrorKind::DisplayHelp
                 | ErrorKind::DisplayVersion
@@ -533,6 +543,44 @@ impl Cli {
                     std::process::exit(EXIT_BAD_CONFIG.into());
                 }
             },
+        }
+    }
+}
+
+/// `PARTNER_API_PUBLIC_URL`'s former name, still read so that a deployment written for it keeps
+/// its `doc_url`s and documents pointing at the public address.
+const FORMER_PUBLIC_URL: &str = "PARTNER_API_DOCS_BASE_URL";
+
+impl ServerConfig {
+    /// Adopts a setting given under its former environment name (a flag's former name is a
+    /// clap alias), saying so on stderr; a bad value is refused like any bad setting.
+    fn read_former_names(&mut self) {
+        let Some(value) = std::env::var_os(FORMER_PUBLIC_URL) else {
+            return;
+        };
+        if self.public_url.is_some() {
+            eprintln!(
+                "warning: {FORMER_PUBLIC_URL} is ignored: PARTNER_API_PUBLIC_URL (--public-url), \
+                 its new name, is set"
+            );
+            return;
+        }
+        match value.to_str().map(parse_base_url) {
+            Some(Ok(url)) => {
+                eprintln!(
+                    "warning: {FORMER_PUBLIC_URL} is read as PARTNER_API_PUBLIC_URL, its new \
+                     name; rename it"
+                );
+                self.public_url = Some(url);
+            }
+            Some(Err(reason)) => {
+                eprintln!("error: invalid value for {FORMER_PUBLIC_URL}: {reason}");
+                std::process::exit(EXIT_BAD_CONFIG.into());
+            }
+            None => {
+                eprintln!("error: invalid value for {FORMER_PUBLIC_URL}: not text");
+                std::process::exit(EXIT_BAD_CONFIG.into());
+            }
         }
     }
 }

@@ -85,7 +85,16 @@ pub fn app(
     // The one table of routes: the request view finds each request's route in it, and the
     // 405's `Allow` and the metrics' route labels are read from it by that route.
     let routes = Arc::new(
-        RouteTable::from_document(&document, &deprecations).with_paths(&docs::PATHS, "GET, HEAD"),
+        RouteTable::from_document(
+            &document,
+            &deprecations,
+            settings
+                .conventions
+                .docs_base
+                .configured()
+                .unwrap_or_default(),
+        )
+        .with_paths(&docs::PATHS, "GET, HEAD"),
     );
     let metrics = settings
         .metrics

@@ -485,8 +485,10 @@ async fn the_http_layers_rejections_are_contract_errors() {
         // head before the fields were counted.
         let message = match status {
             431 => {
-                "The request's header fields are over a limit: at most 96 fields are \
-                    accepted, taking at most 131072 bytes (each field's name and value plus 32)."
+                "The request head is over a limit: at most 96 header fields are accepted, \
+                 taking at most 131072 bytes (each field's name and value plus 32); over \
+                 HTTP/1.1 the whole head, request line included, may take at most 131072 \
+                 bytes."
             }
             _ => expected.default_message,
         };

@@ -192,7 +192,7 @@ fn request_id_of(answer: &str) -> &str {
 fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
     // (flags, environment, the setting the error line must name)
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 6] = [
+    let cases: [Case; 8] = [
         (&["--bind", "nowhere"], &[], "--bind"),
         (
             &[],
@@ -207,6 +207,17 @@ fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
             "PARTNER_API_PUBLIC_URL",
         ),
         (&["--no-such-setting"], &[], "--no-such-setting"),
+        // The former name is still read, and refused the same way when bad.
+        (
+            &[],
+            &[("PARTNER_API_DOCS_BASE_URL", "ftp://docs")],
+            "PARTNER_API_DOCS_BASE_URL",
+        ),
+        (
+            &["--public-url", "https://user:secret@api.example.test"],
+            &[],
+            "user name or password",
+        ),
     ];
     for (args, envs, named) in cases {
         let output = run(partner_api().args(args).envs(envs.iter().copied()));
