@@ -20,6 +20,7 @@ date-time to date), and a removed response header.
                                             new baseline
 """
 
+import datetime
 import functools
 import json
 import os
@@ -28,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 from pathlib import Path
 
 import yaml
@@ -73,9 +75,63 @@ def schema_removed(before, after):
             )
 
 
-def format_changed(before, after, where="#"):
+# Keys whose values are data (examples, defaults, enum values): never read as a schema, and a
+# `$ref` inside them is data too.
+LITERAL_KEYS = {"example", "examples", "default", "const", "enum"}
+
+
+def pointer(document, location):
+    """What `location` (`#/a/b/0`) points to within `document`: JSON Pointer, percent-encoded
+    as a URI fragment (RFC 6901, sections 4 and 6)."""
+    if not location.startswith("#"):
+        raise SystemExit(f"FAIL: {location}: references to other files are not supported")
+    target = document
+    for part in filter(None, location[1:].split("/")):
+        part = urllib.parse.unquote(part).replace("~1", "/").replace("~0", "~")
+        if isinstance(target, list) and part.isdigit() and int(part) < len(target):
+            target = target[int(part)]
+        elif isinstance(target, dict) and part in target:
+            target = target[part]
+        else:
+            raise SystemExit(f"FAIL: {location} points at nothing")
+    return target
+
+
+def expand(document, node):
+    """`node` with its `$ref` followed (again while the target is one), the keywords beside
+    the reference kept over the target's (OpenAPI 3.1 reads them), and the first reference
+    followed, or `None` when `node` is none."""
+    first = None
+    seen = set()
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str):
+        location = node["$ref"]
+        if location in seen:
+            break
+        seen.add(location)
+        first = first or location
+        siblings = {key: value for key, value in node.items() if key != "$ref"}
+        target = pointer(document, location)
+        node = {**target, **siblings} if isinstance(target, dict) else target
+    return node, first
+
+
+def format_changed(before, after, where="#", context=None):
     """Every place both documents have, where the older one gives a `format` the newer one
-    drops or changes."""
+    drops or changes. References are followed as the walk meets them, so a part moved into
+    `components` (or out of it) is still compared with what it was; each pair of places is
+    compared once, which bounds the walk however often parts are shared, and ends it on
+    recursive schemas."""
+    if context is None:
+        context = (before, after, set())
+    old_document, new_document, compared = context
+    original = (before, after)
+    before, before_ref = expand(old_document, before)
+    after, after_ref = expand(new_document, after)
+    if before_ref or after_ref:
+        pair = (before_ref or id(original[0]), after_ref or id(original[1]))
+        if pair in compared:
+            return
+        compared.add(pair)
     if isinstance(before, dict) and isinstance(after, dict):
         if "format" in before and not isinstance(before["format"], dict):
             if before["format"] != after.get("format"):
@@ -83,44 +139,12 @@ def format_changed(before, after, where="#"):
                     f"{where}: format {before['format']!r} became {after.get('format')!r}; "
                     f"generated SDKs map a format to a type (date-time, int64, uuid), which changes"
                 )
-        for key in before.keys() & after.keys():
-            yield from format_changed(before[key], after[key], f"{where}/{key}")
+        for key in sorted(before.keys() & after.keys()):
+            if key not in LITERAL_KEYS:
+                yield from format_changed(before[key], after[key], f"{where}/{key}", context)
     elif isinstance(before, list) and isinstance(after, list):
         for index, (old, new) in enumerate(zip(before, after)):
-            yield from format_changed(old, new, f"{where}/{index}")
-
-
-def dereferenced(document):
-    """`document` with every `$ref` within it replaced by what it points to (shared responses,
-    headers, parameters and schemas alike), so that the project rules see what a client sees
-    whether a part is written inline or shared: moving a response into `components` while
-    changing a format must not hide the change. A reference that points back into itself is
-    left as it is; one to another file is refused, since what it says cannot be checked."""
-
-    def follow(location):
-        if not location.startswith("#/"):
-            raise SystemExit(f"FAIL: {location}: references to other files are not supported")
-        target = document
-        for part in location[2:].split("/"):
-            part = part.replace("~1", "/").replace("~0", "~")
-            if not isinstance(target, dict) or part not in target:
-                raise SystemExit(f"FAIL: {location} points at nothing")
-            target = target[part]
-        return target
-
-    def walk(node, following):
-        if isinstance(node, dict):
-            location = node.get("$ref")
-            if isinstance(location, str):
-                if location in following:
-                    return node
-                return walk(follow(location), following | {location})
-            return {key: walk(value, following) for key, value in node.items()}
-        if isinstance(node, list):
-            return [walk(item, following) for item in node]
-        return node
-
-    return walk(document, frozenset())
+            yield from format_changed(old, new, f"{where}/{index}", context)
 
 
 def header_removed(before, after):
@@ -130,8 +154,9 @@ def header_removed(before, after):
         if new_op is None:
             continue
         for status, response in (op.get("responses") or {}).items():
-            new_response = (new_op.get("responses") or {}).get(status)
-            if not isinstance(new_response, dict):
+            response, _ = expand(before, response)
+            new_response, _ = expand(after, (new_op.get("responses") or {}).get(status))
+            if not isinstance(new_response, dict) or not isinstance(response, dict):
                 continue
             kept = {name.lower() for name in (new_response.get("headers") or {})}
             for name in response.get("headers") or {}:
@@ -198,7 +223,7 @@ def check(before, after, quiet=False):
         broken.append("optic breaking-changes ruleset")
         if not quiet:
             print(result.stdout.strip() or result.stderr.strip())
-    old, new = dereferenced(load(before)), dereferenced(load(after))
+    old, new = load(before), load(after)
     for rule, find in PROJECT_RULES.items():
         found = list(find(old, new))
         if found:
@@ -220,8 +245,14 @@ def release(date, notes):
     3.1 document (the 3.0.3 rendition says the same) to the record, regenerates both documents
     (the record sets their revision) and makes them the new baseline. The first release is
     compared with an empty document, so it lists every operation."""
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", date):
-        raise SystemExit(f"FAIL: {date!r} is not a day written YYYY-MM-DD")
+    day = None
+    if re.fullmatch(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", date):
+        try:
+            day = datetime.date.fromisoformat(date)
+        except ValueError:
+            pass
+    if day is None or day > datetime.date.today() + datetime.timedelta(days=1):
+        raise SystemExit(f"FAIL: {date!r} is not a day written YYYY-MM-DD, today or before")
     for note in notes:
         if not note.strip().endswith("."):
             raise SystemExit(f"FAIL: a note is one sentence for partners, ending in '.': {note!r}")
@@ -248,7 +279,7 @@ def release(date, notes):
     # their info.version does; should the regeneration fail, the record is put back).
     try:
         subprocess.run([str(ROOT / "scripts/update-openapi")], check=True)
-    except subprocess.CalledProcessError:
+    except BaseException:
         record["releases"].pop()
         RECORD.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
         raise

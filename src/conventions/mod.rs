@@ -324,9 +324,11 @@ where
                 head.set_connection_type(ConnectionType::Close);
             }
             set_convention_headers(head.headers_mut(), &request_id, hsts, quota);
-            parts
-                .routes
-                .add_deprecation_headers(&line.view, head.headers_mut());
+            parts.routes.add_deprecation_headers(
+                line.view.route(),
+                line.view.method(),
+                head.headers_mut(),
+            );
             Answered {
                 metrics: parts.metrics.clone(),
                 in_flight,
@@ -429,7 +431,7 @@ impl Parts {
             quota,
         );
         self.routes
-            .add_deprecation_headers(&view, response.headers_mut());
+            .add_deprecation_headers(view.route(), view.method(), response.headers_mut());
         // Recorded now, not when its body is done: a refusal's body is a few hundred bytes
         // handed over in one piece, and a flood of refusals is what the limiter exists to
         // make cheap (`scripts/soak panics` holds it to the cost of plain pings).

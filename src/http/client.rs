@@ -172,9 +172,9 @@ impl ClientResolver {
     }
 
     /// The walk of [`ClientResolver::resolve`] behind the trusted proxy `peer`: the client,
-    /// and how many elements from the right it read before it settled, which is the place of
-    /// the element the outermost trusted proxy wrote (the client's own record, or, when every
-    /// hop is trusted, the leftmost).
+    /// and the place, counted from 0 at the right, of the element the walk settled on: the one
+    /// the outermost trusted proxy wrote (the client's own record, or, when every hop is
+    /// trusted, the leftmost; 0 when there is no element at all).
     fn walk_hops(&self, peer: IpAddr, headers: &HeaderMap) -> (Option<IpAddr>, usize) {
         // Hops are listed client first; walk back from the proxy nearest to us, reading each
         // element only when the walk reaches it: a client can make the header as long as it
@@ -220,7 +220,8 @@ impl ClientResolver {
     /// same place from the right (its leftmost, when the proxies inside pass the header on
     /// rather than append to it). `None` when the peer is not a trusted proxy (its claim is
     /// never read) or no scheme was recorded. The proxy that clients reach must set the
-    /// header, not append to what the client sent (OPERATIONS.md).
+    /// header, not append to what the client sent (OPERATIONS.md): behind one that appends,
+    /// the element at the client's place is the client's own claim.
     pub fn forwarded_scheme(
         &self,
         peer: Option<IpAddr>,

@@ -18,7 +18,6 @@ use utoipa::openapi::path::{HttpMethod, Operation, PathItem};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::deprecation::{Deprecation, DeprecationHeaders};
-use super::view::RequestView;
 
 /// RFC 9745.
 static DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
@@ -151,16 +150,19 @@ impl RouteTable {
         table
     }
 
-    /// Adds the deprecation headers of the operation `view` is for, when it is deprecated:
-    /// whatever the answer (a refusal, an error), it answers a request for that operation.
-    pub fn add_deprecation_headers(&self, view: &RequestView, headers: &mut HeaderMap) {
+    /// Adds the deprecation headers of the operation a request for `method` on `route` is
+    /// for (as the request view decided them), when it is deprecated: whatever the answer (a
+    /// refusal, an error), it answers a request for that operation.
+    pub fn add_deprecation_headers(
+        &self,
+        route: Option<RouteIndex>,
+        method: &Method,
+        headers: &mut HeaderMap,
+    ) {
         if self.deprecated.is_empty() {
             return;
         }
-        let Some(found) = view
-            .route()
-            .and_then(|route| self.deprecation(route, view.method()))
-        else {
+        let Some(found) = route.and_then(|route| self.deprecation(route, method)) else {
             return;
         };
         headers.insert(DEPRECATION.clone(), found.deprecation.clone());

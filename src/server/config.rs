@@ -531,7 +531,10 @@ impl Cli {
     pub fn parse_or_exit() -> Cli {
         match Cli::try_parse() {
             Ok(mut cli) => {
-                cli.server.read_former_names();
+                // Only the server reads the public URL; a probe need not say so each time.
+                if cli.command.is_none() {
+                    cli.server.read_former_names();
+                }
                 cli
             }
             Err(error) => match error.kind() {
@@ -555,7 +558,9 @@ impl ServerConfig {
     /// Adopts a setting given under its former environment name (a flag's former name is a
     /// clap alias), saying so on stderr; a bad value is refused like any bad setting.
     fn read_former_names(&mut self) {
-        let Some(value) = std::env::var_os(FORMER_PUBLIC_URL) else {
+        // Empty counts as unset, as an orchestrator writes a variable it means to clear.
+        let Some(value) = std::env::var_os(FORMER_PUBLIC_URL).filter(|value| !value.is_empty())
+        else {
             return;
         };
         if self.public_url.is_some() {
