@@ -1,5 +1,7 @@
-"""Runs deploy/kubernetes/deployment.yaml with `podman kube play` and probes it (called by
-scripts/check-kube, with its venv's Python for PyYAML).
+"""Runs the base's Deployment (deploy/kubernetes/base/) with `podman kube play` and probes it
+(called by scripts/check-kube, with its venv's Python for PyYAML, and the base as kustomize
+rendered it: `kube_play.py target/k8s/base.yaml`; without an argument it reads
+deploy/kubernetes/base/deployment.yaml, which the base renders unchanged).
 
 The manifest is changed only where podman requires, each change named here:
   - one replica on the host's network, on free loopback ports (podman's pods have no Service
@@ -8,14 +10,12 @@ The manifest is changed only where podman requires, each change named here:
   - the image is the one scripts/build-image built (`partner-api:<version>`, local);
   - `optional: false`, Kubernetes' default, written out on the secret references (podman 4.3
     dereferences it unchecked and panics when it is absent);
-  - the two Secrets are podman secrets: the TLS one a Secret manifest whose `data` holds the
-    PEM text as it is (podman 4.3 reads `data` without base64-decoding it), the Redis one a
-    JSON map of keys to base64 values, as podman reads a `secretKeyRef`; the store is
-    `memory`, since no Redis runs here.
+  - the TLS Secret is a podman secret: a Secret manifest whose `data` holds the PEM text as
+    it is (podman 4.3 reads `data` without base64-decoding it). The base has no other Secret
+    (Redis is the `redis` component's, not run here: the service limits in process).
 Every pod is taken down and every secret removed at the end; every wait is bounded.
 """
 
-import base64
 import json
 import os
 import socket
@@ -31,7 +31,7 @@ import yaml
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "target", "image")
 CONF = os.path.join(ROOT, "deploy", "container", "containers.conf")
-MANIFEST = os.path.join(ROOT, "deploy", "kubernetes", "deployment.yaml")
+MANIFEST = os.path.join(ROOT, "deploy", "kubernetes", "base", "deployment.yaml")
 
 
 def say(message):
@@ -87,7 +87,7 @@ def adapted(deployment, api, admin, image):
         if "secret" in volume:
             volume["secret"]["optional"] = False
     for variable in container["env"]:
-        if "valueFrom" in variable:
+        if "secretKeyRef" in variable.get("valueFrom", {}):
             variable["valueFrom"]["secretKeyRef"]["optional"] = False
     return deployment
 
@@ -108,13 +108,14 @@ def main():
            "type": "kubernetes.io/tls",
            "data": {"tls.crt": open(os.path.join(work, "cert.pem")).read(),
                     "tls.key": open(os.path.join(work, "key.pem")).read()}}
-    redis = {"url": base64.b64encode(b"memory").decode(), "password": ""}
     api, admin = free_port(), free_port()
-    deployment = yaml.safe_load(open(MANIFEST))
+    manifest = sys.argv[1] if len(sys.argv) > 1 else MANIFEST
+    deployment = next(doc for doc in yaml.safe_load_all(open(manifest))
+                      if doc and doc["kind"] == "Deployment")
     play = os.path.join(work, "play.yaml")
     with open(play, "w") as out:
         yaml.safe_dump(adapted(deployment, api, admin, image), out)
-    secrets = {"partner-api-tls": tls, "partner-api-redis": redis}
+    secrets = {"partner-api-tls": tls}
     try:
         for name, content in secrets.items():
             path = os.path.join(work, f"{name}.json")

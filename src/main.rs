@@ -36,8 +36,8 @@ fn serve(cli: &Cli) -> ExitCode {
     let result = actix_web::rt::System::new().block_on(async {
         let application = match Application::build(&cli.server) {
             Ok(application) => application,
-            // A bad certificate or key is a bad setting: one line, exit code 2.
-            Err(error @ StartupError::Tls(_)) => {
+            // A bad certificate, key or credential file is a bad setting: one line, exit code 2.
+            Err(error @ (StartupError::Tls(_) | StartupError::Setting(_))) => {
                 return Err((error.to_string(), ExitCode::from(EXIT_BAD_CONFIG)));
             }
             Err(error) => return Err((error.to_string(), ExitCode::FAILURE)),

@@ -434,22 +434,22 @@ impl Parts {
             .add_deprecation_headers(view.route(), view.method(), response.headers_mut());
         // Recorded now, not when its body is done: a refusal's body is a few hundred bytes
         // handed over in one piece, and a flood of refusals is what the limiter exists to
-        // make cheap (`scripts/soak panics` holds it to the cost of plain pings).
-        drop(
-            Answered {
-                metrics: self.metrics.clone(),
-                in_flight: None,
-                slot: None,
-                status: response.status(),
-                trace_id: trace_id_to_log(&request),
-                request_id,
-                view,
-                started,
-                has_body: false,
-                aborted: false,
-            }
-            .head_ready(&self.routes),
-        );
+        // make cheap (`scripts/soak panics` holds it to the cost of plain pings). Counted, but
+        // kept out of the response-head histogram: answered before any work, a flood of
+        // refusals would make the route look faster than the requests it served (the latency
+        // objective reads that histogram).
+        drop(Answered {
+            metrics: self.metrics.clone(),
+            in_flight: None,
+            slot: None,
+            status: response.status(),
+            trace_id: trace_id_to_log(&request),
+            request_id,
+            view,
+            started,
+            has_body: false,
+            aborted: false,
+        });
         request
             .into_response(response)
             .map_into_right_body()

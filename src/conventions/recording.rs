@@ -106,6 +106,7 @@ impl Answered {
     pub(super) fn head_ready(self, routes: &RouteTable) -> Self {
         // Only a method a route serves: the time of a 404, or of any answer to a method the
         // route does not have, says nothing about a route, and would add series of no use.
+        // (A refusal never comes here: see `refuse`.)
         let served = self
             .view
             .route()

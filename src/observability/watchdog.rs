@@ -55,6 +55,11 @@ impl Watchdog {
         }))
     }
 
+    /// A handle that does not keep the watchdog alive: for threads that should end with it.
+    pub fn downgrade(&self) -> WeakWatchdog {
+        WeakWatchdog(Arc::downgrade(&self.0))
+    }
+
     fn now_ms(&self) -> u64 {
         u64::try_from(self.0.started.elapsed().as_millis()).unwrap_or(u64::MAX)
     }
@@ -180,6 +185,17 @@ impl Watchdog {
             silent_ms as f64 / 1000.0,
             self.0.threshold.as_secs_f64()
         );
+    }
+}
+
+/// A [`Watchdog`] handle that does not keep it alive.
+#[derive(Clone, Debug)]
+pub struct WeakWatchdog(std::sync::Weak<Shared>);
+
+impl WeakWatchdog {
+    /// The watchdog, while another handle still holds it.
+    pub fn upgrade(&self) -> Option<Watchdog> {
+        self.0.upgrade().map(Watchdog)
     }
 }
 

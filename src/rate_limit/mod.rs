@@ -9,14 +9,18 @@
 //!
 //! Where the buckets live is the store's business, behind [`WorkerLimits::check`]: `memory.rs`
 //! keeps them in this process (the default), `redis.rs` in a Redis shared by every replica,
-//! falling back to the in-process store while Redis cannot answer. Both run the same GCRA
-//! arithmetic and report an [`Outcome`]; this module turns it into the quota fields or the
-//! refusal, so the middleware, the headers and the 429 never learn which store answered.
+//! falling back to the in-process store while Redis cannot answer; that store's URL
+//! (`redis_url.rs`) and its credentials, given or read from files (`store_files.rs`), are parts
+//! of their own. Both stores run the same GCRA arithmetic and report an [`Outcome`]; this
+//! module turns it into the quota fields or the refusal, so the middleware, the headers and the
+//! 429 never learn which store answered.
 
 pub mod in_flight;
 pub mod memory;
 pub mod metrics;
 pub mod redis;
+pub mod redis_url;
+pub mod store_files;
 
 use std::cell::RefCell;
 use std::net::IpAddr;
@@ -28,7 +32,8 @@ use actix_web::http::header::{HeaderMap, HeaderName, HeaderValue};
 use futures_util::future::LocalBoxFuture;
 
 use self::memory::MemoryStore;
-use self::redis::{RedisStore, RedisUrl, StoreCounts};
+use self::redis::{RedisStore, StoreCounts};
+use self::store_files::{Credentials, StoreFiles};
 use crate::http::view::RequestView;
 
 /// Header names of the quota fields.
@@ -178,8 +183,13 @@ pub struct RateLimitSettings {
 pub enum StoreSetting {
     /// In this process (each replica counts for itself).
     Memory,
-    /// In Redis, shared by every replica; decisions wait at most `budget` for it.
-    Redis { url: RedisUrl, budget: Duration },
+    /// In Redis, shared by every replica; decisions wait at most `budget` for it. The
+    /// credentials were read from `files`, which are read again when they change.
+    Redis {
+        credentials: Credentials,
+        files: StoreFiles,
+        budget: Duration,
+    },
 }
 
 /// The two limiter policies, as named in `RateLimit-Policy` and in the metrics.
@@ -259,8 +269,13 @@ impl RateLimits {
             limits: settings.map(|settings| {
                 let shared = match store {
                     StoreSetting::Memory => None,
-                    StoreSetting::Redis { url, budget } => Some(RedisStore::new(
-                        url.clone(),
+                    StoreSetting::Redis {
+                        credentials,
+                        files,
+                        budget,
+                    } => Some(RedisStore::new(
+                        credentials.clone(),
+                        files.clone(),
                         *budget,
                         settings.api,
                         settings.docs,
@@ -288,8 +303,38 @@ impl RateLimits {
             .map(RedisStore::connect_worker);
         WorkerLimits {
             limits: self.clone(),
-            connection,
+            connection: RefCell::new(connection),
         }
+    }
+
+    /// Reads the shared store's credential files again (`why`: what asked); see
+    /// [`RedisStore::reload_files`]. Nothing to do without a shared store.
+    pub fn reload_store_files(&self, why: &str) {
+        if let Some(shared) = self.shared() {
+            shared.reload_files(why);
+        }
+    }
+
+    /// Whether the shared store's credentials come from files, which may change.
+    pub fn store_files_in_use(&self) -> bool {
+        self.shared().is_some_and(RedisStore::from_files)
+    }
+
+    /// Reads the shared store's credential files again every `every`, until the server stops.
+    pub async fn watch_store_files(&self, every: Duration) {
+        let Some(shared) = self.shared().filter(|shared| shared.from_files()) else {
+            return;
+        };
+        let mut ticks = tokio::time::interval(every);
+        ticks.tick().await;
+        loop {
+            ticks.tick().await;
+            shared.reload_files("the files changed");
+        }
+    }
+
+    fn shared(&self) -> Option<&RedisStore> {
+        self.limits.as_ref()?.shared.as_ref()
     }
 
     /// Drops the in-process state of clients that went quiet. Called periodically by one task.
@@ -326,8 +371,9 @@ impl RateLimits {
 /// The limits of one worker.
 pub struct WorkerLimits {
     limits: RateLimits,
-    /// The worker's connection to the shared store, when there is one.
-    connection: Option<ConnectionManager>,
+    /// The worker's connection to the shared store, when there is one, and the generation
+    /// of the credentials it was made with.
+    connection: RefCell<Option<(u64, ConnectionManager)>>,
 }
 
 impl WorkerLimits {
@@ -340,18 +386,32 @@ impl WorkerLimits {
         };
         let policy = PolicyName::of(view);
         let key = ClientKey::of(view.client());
-        match (&limits.shared, &self.connection) {
-            (Some(shared), Some(connection)) if shared.is_up() => {
-                let (limits, connection) = (Arc::clone(limits), connection.clone());
+        match &limits.shared {
+            Some(shared) if shared.is_up() => {
+                let connection = self.connection_to(shared);
+                let limits = Arc::clone(limits);
                 Check::Pending(Box::pin(async move {
                     limits.decide_shared(connection, policy, key).await
                 }))
             }
-            (Some(shared), _) => {
+            Some(shared) => {
                 shared.decided_locally();
                 Check::Decided(limits.answer(policy, limits.memory.decide(policy, key)))
             }
-            (None, _) => Check::Decided(limits.answer(policy, limits.memory.decide(policy, key))),
+            None => Check::Decided(limits.answer(policy, limits.memory.decide(policy, key))),
+        }
+    }
+
+    /// The worker's connection, made again when the store's credentials changed since.
+    fn connection_to(&self, shared: &RedisStore) -> ConnectionManager {
+        let mut connection = self.connection.borrow_mut();
+        match &*connection {
+            Some((generation, current)) if *generation == shared.generation() => current.clone(),
+            _ => {
+                let (generation, fresh) = shared.connect_worker();
+                *connection = Some((generation, fresh.clone()));
+                fresh
+            }
         }
     }
 }

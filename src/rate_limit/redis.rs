@@ -20,11 +20,14 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
+use redis::Script;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{ConnectionAddr, ConnectionInfo, IntoConnectionInfo, Script};
 
+use super::redis_url::RedisUrl;
+use super::store_files::{Credentials, StoreFiles};
 use super::{ClientKey, Outcome, PolicyName, Quota};
 
 /// How often a lost store is probed.
@@ -48,62 +51,6 @@ local ttl = math.max(1, math.ceil((next - now) / 1000))
 redis.call('SET', KEYS[1], string.format('%d', next), 'PX', ttl)
 return {1, math.floor(math.min(now + tau + t - next, tau + t) / t)}
 ";
-
-/// A Redis URL, checked at start-up; shown without its password.
-#[derive(Clone)]
-pub struct RedisUrl {
-    /// Boxed: it is large, and settings carry it by value.
-    info: Box<ConnectionInfo>,
-    shown: String,
-}
-
-impl RedisUrl {
-    /// `redis://[user[:password]@]host[:port][/db]` or `rediss://…` (TLS).
-    pub fn parse(input: &str) -> Result<RedisUrl, String> {
-        let expected = "expected memory, or a Redis URL such as redis://127.0.0.1:6379 or \
-                        rediss://user:password@redis.example.com:6380/0";
-        if !(input.starts_with("redis://") || input.starts_with("rediss://")) {
-            return Err(expected.to_owned());
-        }
-        let info = input
-            .into_connection_info()
-            .map_err(|_| expected.to_owned())?;
-        let (scheme, host) = match info.addr() {
-            ConnectionAddr::Tcp(host, port) => ("redis", format!("{host}:{port}")),
-            ConnectionAddr::TcpTls { host, port, .. } => ("rediss", format!("{host}:{port}")),
-            _ => return Err(expected.to_owned()),
-        };
-        let shown = format!("{scheme}://{host}/{}", info.redis_settings().db());
-        Ok(RedisUrl {
-            info: Box::new(info),
-            shown,
-        })
-    }
-
-    /// The same URL with `password` (from the environment) when the URL has none.
-    pub fn with_password(mut self, password: Option<&str>) -> RedisUrl {
-        if let Some(password) = password.filter(|password| !password.is_empty())
-            && self.info.redis_settings().password().is_none()
-        {
-            let settings = self.info.redis_settings().clone().set_password(password);
-            self.info = Box::new(self.info.set_redis_settings(settings));
-        }
-        self
-    }
-}
-
-/// Never the password: this is what logs and `--help` may show.
-impl fmt::Display for RedisUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.shown)
-    }
-}
-
-impl fmt::Debug for RedisUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "RedisUrl({})", self.shown)
-    }
-}
 
 /// Why a decision did not come from Redis.
 #[derive(Debug)]
@@ -141,11 +88,16 @@ impl Gcra {
 
 /// The shared store of one replica.
 pub struct RedisStore {
-    url: RedisUrl,
-    client: redis::Client,
+    /// Where it connects, and with which credentials; replaced when its files change.
+    connector: RwLock<Connector>,
+    /// The connector's generation, read by every decision without taking the lock.
+    generation: AtomicU64,
     config: ConnectionManagerConfig,
-    /// The probe's connection.
-    connection: ConnectionManager,
+    /// Where the credentials come from, and the contents last read from its files.
+    files: StoreFiles,
+    contents: Mutex<Vec<Vec<u8>>>,
+    /// Whether a failed read of the files was logged since the last good one.
+    files_refused: AtomicBool,
     script: Script,
     budget: Duration,
     gcra: [Gcra; 2],
@@ -172,20 +124,24 @@ impl RedisStore {
     /// The store for `url`; connects lazily (a probe task makes the first connection), so an
     /// unreachable Redis does not stop the start. Must be called inside the runtime that will
     /// drive the connection.
-    pub fn new(url: RedisUrl, budget: Duration, api: Quota, docs: Quota) -> RedisStore {
+    pub fn new(
+        credentials: Credentials,
+        files: StoreFiles,
+        budget: Duration,
+        api: Quota,
+        docs: Quota,
+    ) -> RedisStore {
         let config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(1)))
             .set_number_of_retries(1)
             .set_max_delay(Duration::from_secs(1));
-        let client = redis::Client::open(*url.info.clone()).expect("checked when parsed");
-        let connection = client
-            .get_connection_manager_lazy(config.clone())
-            .expect("no push sender is asked for, the only reason this fails");
         RedisStore {
-            url,
-            client,
+            connector: RwLock::new(Connector::new(credentials.url, &config, 0)),
+            generation: AtomicU64::new(0),
             config,
-            connection,
+            files,
+            contents: Mutex::new(credentials.contents),
+            files_refused: AtomicBool::new(false),
             script: Script::new(GCRA),
             budget,
             gcra: [Gcra::of(api), Gcra::of(docs)],
@@ -202,12 +158,82 @@ impl RedisStore {
         self.up.load(Ordering::Relaxed)
     }
 
-    /// A connection for the calling worker; it connects on first use, on the runtime that
-    /// uses it.
-    pub fn connect_worker(&self) -> ConnectionManager {
-        self.client
-            .get_connection_manager_lazy(self.config.clone())
-            .expect("no push sender is asked for, the only reason this fails")
+    /// A connection for the calling worker, and the generation of the credentials it uses;
+    /// it connects on first use, on the runtime that uses it.
+    pub fn connect_worker(&self) -> (u64, ConnectionManager) {
+        let connector = self.connector();
+        (connector.generation, connector.connect(&self.config))
+    }
+
+    /// The generation of the credentials in use: a worker whose connection is older connects
+    /// again.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn connector(&self) -> std::sync::RwLockReadGuard<'_, Connector> {
+        // A panic while replacing it leaves the old connector or the new one, both whole.
+        self.connector
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether the credentials come from files, which may change.
+    pub fn from_files(&self) -> bool {
+        self.files.from_files()
+    }
+
+    /// The URL as logs show it (never the password).
+    fn shown(&self) -> String {
+        self.connector().url.to_string()
+    }
+
+    /// Reads the credentials' files again (`why`: what asked) and, when their contents
+    /// changed, connects with the new ones from the next decision on. A file that cannot be
+    /// read, or holds no valid URL, keeps the current credentials, with one error logged until
+    /// a read succeeds again. Without files there is nothing to read.
+    pub fn reload_files(&self, why: &str) {
+        if !self.files.from_files() {
+            return;
+        }
+        let credentials = match self.files.read() {
+            Ok(Some(credentials)) => credentials,
+            Ok(None) => return,
+            Err(error) => {
+                if !self.files_refused.swap(true, Ordering::Relaxed) || why == "SIGHUP" {
+                    log::error!(
+                        "rate-limit store credentials not read again ({why}): {error}; the \
+                         current ones stay in use"
+                    );
+                }
+                return;
+            }
+        };
+        self.files_refused.store(false, Ordering::Relaxed);
+        let mut contents = self.contents.lock().unwrap_or_else(PoisonError::into_inner);
+        if *contents == credentials.contents {
+            if why == "SIGHUP" {
+                log::info!("SIGHUP: the rate-limit store's credential files are unchanged");
+            }
+            return;
+        }
+        *contents = credentials.contents;
+        let shown = credentials.url.to_string();
+        {
+            let mut connector = self
+                .connector
+                .write()
+                .unwrap_or_else(PoisonError::into_inner);
+            let generation = connector.generation + 1;
+            *connector = Connector::new(credentials.url, &self.config, generation);
+            // Published after the connector: a worker that sees it connects with the new one.
+            self.generation.store(generation, Ordering::Release);
+        }
+        drop(contents);
+        log::info!(
+            "rate-limit store credentials read again from their files ({why}): {shown} from the \
+             next decision on"
+        );
     }
 
     /// One decision, from Redis through `connection`, within the budget.
@@ -262,7 +288,7 @@ impl RedisStore {
             log::warn!(
                 "rate-limit store {} lost ({error}): limits are now kept per replica until it \
                  answers again",
-                self.url
+                self.shown()
             );
         }
     }
@@ -285,7 +311,7 @@ impl RedisStore {
             if self.is_up() {
                 continue;
             }
-            let mut connection = self.connection.clone();
+            let mut connection = self.connector().probe.clone();
             // The first PING may have to connect (1 s allowed); the second must answer within
             // the budget, or a slow Redis would be taken back only to time out again.
             let ping = || redis::cmd("PING");
@@ -314,7 +340,7 @@ impl RedisStore {
                     self.warned.store(false, Ordering::Relaxed);
                     log::info!(
                         "rate-limit store {} answers: limits are shared by every replica",
-                        self.url
+                        self.shown()
                     );
                 }
                 Ok(Err(error)) => self.warn_once(format_args!("is unreachable ({error})")),
@@ -328,10 +354,41 @@ impl RedisStore {
         if !self.warned.swap(true, Ordering::Relaxed) {
             log::warn!(
                 "rate-limit store {} {what}: limits are kept per replica until it answers",
-                self.url
+                self.shown()
             );
         }
     }
+}
+
+/// A client for one set of credentials, with the probe's connection.
+struct Connector {
+    url: RedisUrl,
+    client: redis::Client,
+    probe: ConnectionManager,
+    generation: u64,
+}
+
+impl Connector {
+    fn new(url: RedisUrl, config: &ConnectionManagerConfig, generation: u64) -> Connector {
+        let client = redis::Client::open(url.connection_info()).expect("checked when parsed");
+        let probe = lazy_connection(&client, config);
+        Connector {
+            url,
+            client,
+            probe,
+            generation,
+        }
+    }
+
+    fn connect(&self, config: &ConnectionManagerConfig) -> ConnectionManager {
+        lazy_connection(&self.client, config)
+    }
+}
+
+fn lazy_connection(client: &redis::Client, config: &ConnectionManagerConfig) -> ConnectionManager {
+    client
+        .get_connection_manager_lazy(config.clone())
+        .expect("no push sender is asked for, the only reason this fails")
 }
 
 /// `partner-api:rl:<policy>:<client>`: an IPv4 address, an IPv6 /64, or `unknown`.
@@ -355,34 +412,6 @@ fn redis_key(policy: PolicyName, key: ClientKey) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn urls_are_checked_and_shown_without_the_password() {
-        let url = RedisUrl::parse("redis://user:s3cret@127.0.0.1:6380/2").unwrap();
-        assert_eq!(url.to_string(), "redis://127.0.0.1:6380/2");
-        assert!(!format!("{url:?}").contains("s3cret"));
-        let url = RedisUrl::parse("rediss://redis.example.com").unwrap();
-        assert_eq!(url.to_string(), "rediss://redis.example.com:6379/0");
-        for bad in [
-            "",
-            "memcached://x",
-            "redis://",
-            "http://127.0.0.1:6379",
-            "redis://h:99999",
-        ] {
-            assert!(RedisUrl::parse(bad).is_err(), "{bad}");
-        }
-    }
-
-    #[test]
-    fn a_password_from_the_environment_does_not_replace_the_urls() {
-        let url = RedisUrl::parse("redis://127.0.0.1:6379").unwrap();
-        let with = url.clone().with_password(Some("from-env"));
-        assert_eq!(with.info.redis_settings().password(), Some("from-env"));
-        let own = RedisUrl::parse("redis://:own@127.0.0.1:6379").unwrap();
-        let kept = own.with_password(Some("from-env"));
-        assert_eq!(kept.info.redis_settings().password(), Some("own"));
-    }
 
     #[test]
     fn keys_name_the_policy_and_the_client() {

@@ -3,7 +3,7 @@
 //! Values are parsed into types that cannot hold bad ones, and a bad value stops the program
 //! with one line naming the setting and exit code 2, before anything starts.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +17,8 @@ use crate::conventions::HeaderLimits;
 use crate::http::client::{ClientIpHeader, IpNetwork};
 use crate::observability::log_sink::WhenStalled;
 use crate::observability::logging::LogFormat;
-use crate::rate_limit::redis::RedisUrl;
+use crate::rate_limit::redis_url::RedisUrl;
+use crate::rate_limit::store_files::StoreFiles;
 use crate::rate_limit::{Quota, RateLimitSettings, StoreSetting};
 
 /// Exit code for a bad command line or setting.
@@ -260,6 +261,26 @@ pub struct ServerConfig {
     )]
     pub redis_password: Option<Secret>,
 
+    /// File holding the shared store's URL (e.g. a mounted Secret), instead of
+    /// --rate-limit-store; read again on SIGHUP and when it changes.
+    #[arg(
+        long,
+        env = "PARTNER_API_REDIS_URL_FILE",
+        value_name = "PATH",
+        conflicts_with = "rate_limit_store"
+    )]
+    pub redis_url_file: Option<PathBuf>,
+
+    /// File holding the shared store's password, instead of --redis-password; read again on
+    /// SIGHUP and when it changes, so a rotated password needs no restart.
+    #[arg(
+        long,
+        env = "PARTNER_API_REDIS_PASSWORD_FILE",
+        value_name = "PATH",
+        conflicts_with = "redis_password"
+    )]
+    pub redis_password_file: Option<PathBuf>,
+
     /// Seconds between two prunings of the limiter's state of quiet clients.
     #[arg(long, env = "PARTNER_API_RATE_LIMIT_PRUNE_SECS", default_value_t = 60, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -304,8 +325,8 @@ pub struct ServerConfig {
     )]
     pub tls_key: Option<PathBuf>,
 
-    /// Seconds between checks of the certificate files for changes (0: reload on SIGHUP only;
-    /// at most a day).
+    /// Seconds between checks of the certificate files, and of the shared store's credential
+    /// files, for changes (0: reload on SIGHUP only; at most a day).
     #[arg(long, env = "PARTNER_API_TLS_WATCH_SECS", default_value_t = 5, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub tls_watch_secs: u64,
@@ -382,18 +403,24 @@ impl ServerConfig {
 }
 
 impl ServerConfig {
-    /// Where the limits are counted; a Redis URL gets the password from the environment
-    /// when it has none of its own.
-    pub fn rate_limit_store(&self) -> StoreSetting {
-        match &self.rate_limit_store.0 {
+    /// Where the limits are counted: a Redis URL, given or read from its file, gets the
+    /// password (given or read from its file) when it has none of its own. The error names
+    /// the setting whose file cannot be used.
+    pub fn rate_limit_store(&self) -> Result<StoreSetting, String> {
+        let files = StoreFiles {
+            url: self.rate_limit_store.0.clone(),
+            password: self.redis_password.as_ref().map(|secret| secret.0.clone()),
+            url_file: self.redis_url_file.clone(),
+            password_file: self.redis_password_file.clone(),
+        };
+        Ok(match files.read()? {
             None => StoreSetting::Memory,
-            Some(url) => StoreSetting::Redis {
-                url: url
-                    .clone()
-                    .with_password(self.redis_password.as_ref().map(|secret| secret.0.as_str())),
+            Some(credentials) => StoreSetting::Redis {
+                credentials,
+                files,
                 budget: Duration::from_millis(self.rate_limit_store_timeout_ms),
             },
-        }
+        })
     }
 }
 
@@ -534,6 +561,10 @@ impl Cli {
                 // Only the server reads the public URL; a probe need not say so each time.
                 if cli.command.is_none() {
                     cli.server.read_former_names();
+                    if let Err(message) = cli.server.check_listeners() {
+                        eprintln!("error: {message}");
+                        std::process::exit(EXIT_BAD_CONFIG.into());
+                    }
                 }
                 cli
             }
@@ -590,6 +621,41 @@ impl ServerConfig {
     }
 }
 
+impl ServerConfig {
+    /// The admin listener needs an address of its own: on the API's port, where the two
+    /// addresses overlap, the second bind would fail with "Address already in use", which
+    /// names neither setting.
+    fn check_listeners(&self) -> Result<(), String> {
+        let (api, Some(admin)) = (self.bind, self.admin_bind.0) else {
+            return Ok(());
+        };
+        if binds_overlap(api, admin) {
+            return Err(format!(
+                "--admin-bind {admin} (setting PARTNER_API_ADMIN_BIND) takes the port of \
+                 --bind {api} (setting PARTNER_API_BIND): give the admin listener a port of its \
+                 own, or `off`"
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether two listeners on these addresses cannot both bind: the same port (not 0, which
+/// picks a free one) on the same address, an IPv4-mapped IPv6 address being its IPv4 one, or
+/// with a wildcard that covers the other: `0.0.0.0` every IPv4 address, `::` every address of
+/// both families (the listeners are dual-stack).
+fn binds_overlap(first: SocketAddr, second: SocketAddr) -> bool {
+    if first.port() != second.port() || first.port() == 0 {
+        return false;
+    }
+    let (a, b) = (first.ip().to_canonical(), second.ip().to_canonical());
+    let covers = |wildcard: IpAddr, other: IpAddr| match wildcard {
+        IpAddr::V6(v6) => v6.is_unspecified(),
+        IpAddr::V4(v4) => v4.is_unspecified() && other.is_ipv4(),
+    };
+    a == b || covers(a, b) || covers(b, a)
+}
+
 /// clap's error as one line, naming the environment variable as well as the flag, since a
 /// bad value in a container usually comes from the environment.
 fn one_line_error(error: &clap::Error) -> String {
@@ -600,13 +666,33 @@ fn one_line_error(error: &clap::Error) -> String {
         .unwrap_or("error: invalid command line");
     let mut command = Cli::command();
     command.build();
-    let env_name = match error.get(ContextKind::InvalidArg) {
-        Some(ContextValue::String(arg)) => std::iter::once(&command)
+    let env_of = |arg: &str| {
+        std::iter::once(&command)
             .chain(command.get_subcommands())
             .flat_map(|command| command.get_arguments())
-            .find(|candidate| candidate.to_string() == *arg)
+            .find(|candidate| candidate.to_string() == arg)
             .and_then(|candidate| candidate.get_env())
-            .map(|env| env.to_string_lossy().into_owned()),
+            .map(|env| env.to_string_lossy().into_owned())
+    };
+    // A setting that goes with another (--tls-cert and --tls-key): clap names the missing one
+    // on a line of its own, which the first line leaves out.
+    if let Some(ContextValue::Strings(missing)) = error.get(ContextKind::InvalidArg)
+        && error.kind() == ErrorKind::MissingRequiredArgument
+    {
+        let named: Vec<String> = missing
+            .iter()
+            .map(|arg| match env_of(arg) {
+                Some(env) => format!("{arg} (setting {env})"),
+                None => arg.clone(),
+            })
+            .collect();
+        return format!(
+            "error: missing {}, which a setting given needs (see --help)",
+            named.join(", ")
+        );
+    }
+    let env_name = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(arg)) => env_of(arg),
         _ => None,
     };
     match env_name {
@@ -647,7 +733,34 @@ mod tests {
         );
         assert_eq!(config.shutdown_delay_secs, 5);
         assert_eq!(config.log_format, LogFormat::Text);
-        assert!(matches!(config.rate_limit_store(), StoreSetting::Memory));
+        assert!(matches!(
+            config.rate_limit_store(),
+            Ok(StoreSetting::Memory)
+        ));
+    }
+
+    #[test]
+    fn overlapping_listeners_are_told_apart_from_neighbours() {
+        let overlap = |a: &str, b: &str| binds_overlap(a.parse().unwrap(), b.parse().unwrap());
+        for (a, b) in [
+            ("127.0.0.1:8080", "127.0.0.1:8080"),
+            ("0.0.0.0:8080", "127.0.0.1:8080"),
+            ("[::]:8080", "127.0.0.1:8080"),
+            ("[::]:8080", "[::1]:8080"),
+            ("127.0.0.1:8080", "[::ffff:127.0.0.1]:8080"),
+            ("0.0.0.0:8080", "[::ffff:0.0.0.0]:8080"),
+            ("0.0.0.0:8080", "[::ffff:10.0.0.1]:8080"),
+        ] {
+            assert!(overlap(a, b) && overlap(b, a), "{a} {b}");
+        }
+        for (a, b) in [
+            ("127.0.0.1:8080", "127.0.0.1:8081"),
+            ("0.0.0.0:8080", "[::1]:8080"),
+            ("127.0.0.1:8080", "127.0.0.2:8080"),
+            ("127.0.0.1:0", "127.0.0.1:0"),
+        ] {
+            assert!(!overlap(a, b) && !overlap(b, a), "{a} {b}");
+        }
     }
 
     #[test]
@@ -661,8 +774,12 @@ mod tests {
         ])
         .unwrap();
         match cli.server.rate_limit_store() {
-            StoreSetting::Redis { url, budget } => {
-                assert_eq!(url.to_string(), "redis://127.0.0.1:6390/1");
+            Ok(StoreSetting::Redis {
+                credentials,
+                budget,
+                ..
+            }) => {
+                assert_eq!(credentials.url.to_string(), "redis://127.0.0.1:6390/1");
                 assert_eq!(budget, Duration::from_millis(15));
             }
             other => panic!("{other:?}"),
@@ -675,6 +792,28 @@ mod tests {
         // The password never shows, not even in Debug.
         let cli = Cli::try_parse_from(["partner-api", "--redis-password", "hunter2"]).unwrap();
         assert!(!format!("{cli:?}").contains("hunter2"));
+        // A file instead of a setting, not both.
+        for both in [
+            [
+                "--rate-limit-store",
+                "redis://h:1",
+                "--redis-url-file",
+                "url",
+            ],
+            ["--redis-password", "x", "--redis-password-file", "password"],
+        ] {
+            let error =
+                Cli::try_parse_from(std::iter::once("partner-api").chain(both)).unwrap_err();
+            assert_eq!(error.kind(), ErrorKind::ArgumentConflict, "{both:?}");
+        }
+        // A file that cannot be read is named.
+        let cli =
+            Cli::try_parse_from(["partner-api", "--redis-url-file", "/nonexistent/url"]).unwrap();
+        let error = cli.server.rate_limit_store().unwrap_err();
+        assert!(
+            error.starts_with("--redis-url-file (PARTNER_API_REDIS_URL_FILE) /nonexistent/url: "),
+            "{error}"
+        );
     }
 
     #[test]

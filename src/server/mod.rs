@@ -1,8 +1,10 @@
 //! Running the service: its settings (`config`), the app factory and the server with its
 //! workers, listeners and graceful shutdown (`startup`), the admin listener for probes and
-//! metrics (`admin`), and the `healthcheck` subcommand (`healthcheck`).
+//! metrics (`admin`), the `healthcheck` subcommand (`healthcheck`), and what systemd hears
+//! (`systemd`).
 
 pub mod admin;
 pub mod config;
 pub mod healthcheck;
 pub mod startup;
+pub mod systemd;

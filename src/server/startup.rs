@@ -8,9 +8,11 @@
 //! accepting, lets in-flight requests finish within the grace period, and returns so the
 //! process exits 0.
 
+use std::future::Future;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use actix_web::body::MessageBody;
@@ -42,6 +44,7 @@ use crate::rate_limit::metrics::{ConnectionCeilingCollector, RateLimitCollector}
 use crate::rate_limit::{ClientKey, RateLimits};
 use crate::server::admin::{self, AdminState, Readiness};
 use crate::server::config::{BaseUrl, ServerConfig};
+use crate::server::systemd::Notifier;
 
 /// What the app factory needs; cloned into every worker. The rate limiters inside are built
 /// once and shared, so every worker counts against the same buckets.
@@ -116,6 +119,8 @@ pub enum StartupError {
     Bind(SocketAddr, io::Error),
     /// The certificate or key is unusable: a bad setting, like a bad flag value.
     Tls(TlsError),
+    /// A file a setting names cannot be used (the message names the setting).
+    Setting(String),
 }
 
 impl std::fmt::Display for StartupError {
@@ -123,6 +128,7 @@ impl std::fmt::Display for StartupError {
         match self {
             StartupError::Bind(addr, error) => write!(f, "cannot listen on {addr}: {error}"),
             StartupError::Tls(error) => write!(f, "{error}"),
+            StartupError::Setting(message) => f.write_str(message),
         }
     }
 }
@@ -141,7 +147,12 @@ pub struct Application {
     shutdown_delay: Duration,
     rate_limits: RateLimits,
     prune_every: Duration,
+    /// How often files that may change (certificate, store credentials) are checked.
+    files_every: Option<Duration>,
     certificates: Option<(Arc<CertificateStore>, Option<Duration>)>,
+    watchdog: Watchdog,
+    /// systemd, when it started the service with `Type=notify` (`server::systemd`).
+    notifier: Option<Notifier>,
 }
 
 /// How long a connection that answered early (a 413 before the body, a 408) goes on reading
@@ -221,7 +232,8 @@ impl Application {
             );
         }
         // Built here, outside the per-worker factory, so that all workers share it.
-        let rate_limits = RateLimits::with_store(config.rate_limits(), &config.rate_limit_store());
+        let store = config.rate_limit_store().map_err(StartupError::Setting)?;
+        let rate_limits = RateLimits::with_store(config.rate_limits(), &store);
         // Every API worker beats; the monitor thread and the probes read the beats.
         let watchdog = Watchdog::new(Duration::from_secs(config.watchdog_secs));
         watchdog.spawn_monitor();
@@ -381,8 +393,18 @@ impl Application {
             shutdown_delay: Duration::from_secs(config.shutdown_delay_secs),
             rate_limits,
             prune_every: Duration::from_secs(config.rate_limit_prune_secs),
+            files_every: watch_every,
             certificates: certificates.map(|store| (store, watch_every)),
+            watchdog,
+            notifier: Notifier::from_environment(),
         })
+    }
+
+    /// Tells `notifier` (instead of the manager the environment names, if any) when the
+    /// service is ready and when it stops, and pings it while the workers make progress.
+    pub fn notifying(mut self, notifier: Notifier) -> Application {
+        self.notifier = Some(notifier);
+        self
     }
 
     /// The address actually bound (the real port when the configuration asked for port 0).
@@ -412,6 +434,11 @@ impl Application {
         let store_rate_limits = self.rate_limits.clone();
         let watching_store =
             actix_web::rt::spawn(async move { store_rate_limits.watch_store().await });
+        let files_rate_limits = self.rate_limits.clone();
+        let watching_store_files = self.files_every.map(|every| {
+            actix_web::rt::spawn(async move { files_rate_limits.watch_store_files(every).await })
+        });
+        let hangup_rate_limits = self.rate_limits.clone();
         // Pruning walks every tracked client and gives memory back to the system: on a thread
         // of its own, not on this arbiter, which also answers signals and the admin listener.
         let pruning = spawn_pruning(self.rate_limits, self.prune_every);
@@ -419,7 +446,7 @@ impl Application {
         // SIGHUP reloads what can be reloaded, and never stops the process, TLS or not.
         let hangups = signals.hangup.take();
         let store = certificates.as_ref().map(|(store, _)| Arc::clone(store));
-        let reloading = actix_web::rt::spawn(reload_on_hangup(hangups, store));
+        let reloading = actix_web::rt::spawn(reload_on_hangup(hangups, store, hangup_rate_limits));
         let watching = certificates
             .and_then(|(store, every)| every.map(|every| actix_web::rt::spawn(store.watch(every))));
         // A server runs once it is polled: the admin one on a task of its own.
@@ -429,9 +456,14 @@ impl Application {
         });
         let handle = self.server.handle();
         let (readiness, delay) = (self.readiness, self.shutdown_delay);
+        let notifier = self.notifier;
+        let signal_notifier = notifier.clone();
         actix_web::rt::spawn(async move {
             let signal = signals.next().await;
             readiness.shutting_down();
+            if let Some(notifier) = &signal_notifier {
+                notifier.stopping(&format!("{signal} received: draining"));
+            }
             if !delay.is_zero() {
                 log::info!(
                     "{signal} received: not ready; serving {} s more before draining (a \
@@ -446,9 +478,29 @@ impl Application {
             log::info!("{signal} received: no longer accepting; finishing in-flight requests");
             handle.stop(true).await;
         });
-        let served = self.server.await;
+        // actix-server starts its accept loop and its workers on the first poll, which returns
+        // once every worker's app factory has run: only then does the service accept, and the
+        // manager may call it started (and start what comes after it). A server that failed
+        // to start says nothing of the kind.
+        let mut server = std::pin::pin!(self.server);
+        let first = std::future::poll_fn(|cx| Poll::Ready(server.as_mut().poll(cx))).await;
+        if let (Some(notifier), Poll::Pending) = (&notifier, &first) {
+            notifier.spawn_pings(&self.watchdog);
+            notifier.ready(&format!("serving on {}", self.local_addr));
+        }
+        let served = match first {
+            Poll::Ready(result) => result,
+            Poll::Pending => server.await,
+        };
+        // However it ended (a signal, a stop through the handle, an error).
+        if let Some(notifier) = &notifier {
+            notifier.stopping("stopped");
+        }
         drop(pruning);
         watching_store.abort();
+        if let Some(watching) = watching_store_files {
+            watching.abort();
+        }
         reloading.abort();
         if let Some(watching) = watching {
             watching.abort();
@@ -511,24 +563,29 @@ pub fn ignore_hangups_until_listened() {
     }
 }
 
-/// Reloads the certificate, when there is one, on every SIGHUP; otherwise says there is nothing
-/// to reload. Every other setting is read once at start, so a plain instance reloads nothing,
+/// Reloads what comes from files on every SIGHUP: the certificate, when there is one, and the
+/// shared store's credentials, when they come from files; otherwise says there is nothing to
+/// reload. Every other setting is read once at start, so a plain instance may reload nothing,
 /// but a SIGHUP must never stop it: systemd's `ExecReload` sends one, and without a handler
 /// the signal's default action ends the process with no drain.
 async fn reload_on_hangup(
     hangups: Option<tokio::signal::unix::Signal>,
     certificates: Option<Arc<CertificateStore>>,
+    rate_limits: RateLimits,
 ) {
     let Some(mut hangups) = hangups else {
         return;
     };
     while hangups.recv().await.is_some() {
-        match &certificates {
-            Some(store) => store.reload_and_log("SIGHUP"),
-            None => log::info!(
-                "SIGHUP received: nothing to reload (no certificate; other settings are read at \
-                 start)"
-            ),
+        if let Some(store) = &certificates {
+            store.reload_and_log("SIGHUP");
+        }
+        rate_limits.reload_store_files("SIGHUP");
+        if certificates.is_none() && !rate_limits.store_files_in_use() {
+            log::info!(
+                "SIGHUP received: nothing to reload (no certificate, no credential file; other \
+                 settings are read at start)"
+            );
         }
     }
 }

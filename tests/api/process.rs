@@ -16,6 +16,10 @@ const WAIT: Duration = Duration::from_secs(10);
 /// The binary with no `PARTNER_API_*` settings inherited from the test environment.
 fn partner_api() -> Command {
     let mut command = Command::new(BINARY);
+    // Nor the service manager's socket, when the tests themselves run under one.
+    for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] {
+        command.env_remove(name);
+    }
     for (name, _) in std::env::vars_os() {
         if name.to_string_lossy().starts_with("PARTNER_API_") {
             command.env_remove(name);
@@ -74,7 +78,12 @@ fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
 
 impl ServerProcess {
     fn start(extra_args: &[&str]) -> ServerProcess {
+        ServerProcess::start_with_env(extra_args, &[])
+    }
+
+    fn start_with_env(extra_args: &[&str], environment: &[(&str, &str)]) -> ServerProcess {
         let mut child = partner_api()
+            .envs(environment.iter().copied())
             .args([
                 "--bind",
                 "127.0.0.1:0",
@@ -192,7 +201,7 @@ fn request_id_of(answer: &str) -> &str {
 fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
     // (flags, environment, the setting the error line must name)
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 8] = [
+    let cases: [Case; 11] = [
         (&["--bind", "nowhere"], &[], "--bind"),
         (
             &[],
@@ -217,6 +226,32 @@ fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
             &["--public-url", "https://user:secret@api.example.test"],
             &[],
             "user name or password",
+        ),
+        // A certificate without its key names the key.
+        (
+            &["--tls-cert", "cert.pem"],
+            &[],
+            "--tls-key <PATH> (setting PARTNER_API_TLS_KEY)",
+        ),
+        // The admin listener on the API's port, the same address or every address.
+        (
+            &[
+                "--bind",
+                "127.0.0.1:18080",
+                "--admin-bind",
+                "127.0.0.1:18080",
+            ],
+            &[],
+            "--admin-bind 127.0.0.1:18080 (setting PARTNER_API_ADMIN_BIND) takes the port of \
+             --bind 127.0.0.1:18080",
+        ),
+        (
+            &[],
+            &[
+                ("PARTNER_API_BIND", "127.0.0.1:18080"),
+                ("PARTNER_API_ADMIN_BIND", "0.0.0.0:18080"),
+            ],
+            "PARTNER_API_ADMIN_BIND",
         ),
     ];
     for (args, envs, named) in cases {
@@ -485,21 +520,42 @@ fn readme_line(prefix: &str) -> &'static str {
         .unwrap_or_else(|| panic!("OPERATIONS.md has no line starting with {prefix:?}"))
 }
 
-/// The container HEALTHCHECK of OPERATIONS.md, run exactly as written (the image's PATH holds
-/// the binary, and the container sets PARTNER_API_BIND for the service it checks).
+/// The container HEALTHCHECK of OPERATIONS.md, run exactly as written (the image keeps the
+/// binary at `/partner-api`; the container's environment configures the service it checks),
+/// against a plain and an HTTPS service.
 #[test]
 fn the_readme_healthcheck_command_passes_against_a_running_service() {
-    let server = ServerProcess::start(&[]);
     let exec_form = readme_line("HEALTHCHECK ")
         .split_once(" CMD ")
         .expect("HEALTHCHECK ... CMD [...]")
         .1;
     let argv: Vec<String> = serde_json::from_str(exec_form).expect("CMD is the exec form");
-    assert_eq!(argv[0], "partner-api");
+    assert_eq!(argv[0], "/partner-api");
+    let plain = ServerProcess::start(&[]);
     let output = run(partner_api()
         .args(&argv[1..])
-        .env("PARTNER_API_BIND", server.address.to_string()));
+        .env("PARTNER_API_BIND", plain.address.to_string()));
     assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let pki = TestPki::new("healthcheck-recipe");
+    let (cert, key) = (
+        pki.cert_path.to_str().unwrap(),
+        pki.key_path.to_str().unwrap(),
+    );
+    let https = ServerProcess::start(&["--tls-cert", cert, "--tls-key", key]);
+    let output = run(partner_api()
+        .args(&argv[1..])
+        .env("PARTNER_API_BIND", https.address.to_string())
+        .env("PARTNER_API_TLS_CERT", cert)
+        .env("PARTNER_API_TLS_KEY", key));
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!(
+            "healthy: GET https://{}/v1/ping answered 200 with pong true (certificate NOT \
+             verified: --insecure-localhost)\n",
+            https.address
+        )
+    );
 }
 
 /// The uptime monitor's HEAD request of OPERATIONS.md, run as written but for the port.
@@ -820,4 +876,53 @@ fn sighup_never_stops_a_plain_instance() {
     assert!(ping(&server).starts_with("HTTP/1.1 200 OK\r\n"));
     server.signal(libc::SIGTERM);
     assert_eq!(server.wait_for_exit().code(), Some(0));
+}
+
+/// Under systemd's `Type=notify`, on a real datagram socket: READY=1 naming the process once
+/// it listens, WATCHDOG=1 every half of WATCHDOG_USEC, STOPPING=1 as SIGTERM starts the drain.
+#[test]
+fn systemd_hears_ready_watchdog_pings_and_stopping() {
+    let folder = std::env::temp_dir().join(format!("partner-api-notify-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("notify");
+    let socket = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
+    socket.set_read_timeout(Some(WAIT)).unwrap();
+    let mut server = ServerProcess::start_with_env(
+        &[],
+        &[
+            ("NOTIFY_SOCKET", path.to_str().unwrap()),
+            ("WATCHDOG_USEC", "200000"),
+        ],
+    );
+    let receive = || {
+        let mut buffer = [0; 512];
+        let length = socket
+            .recv(&mut buffer)
+            .expect("a notification within WAIT");
+        String::from_utf8(buffer[..length].to_vec()).unwrap()
+    };
+    // Bounded: pings come every 100 ms; READY comes first or right after the first pings.
+    let ready = (0..50)
+        .map(|_| receive())
+        .find(|message| message != "WATCHDOG=1")
+        .unwrap();
+    assert_eq!(
+        ready,
+        format!(
+            "READY=1\nSTATUS=serving on {}\nMAINPID={}",
+            server.address,
+            server.child.id()
+        )
+    );
+    assert_eq!(receive(), "WATCHDOG=1");
+    assert_eq!(receive(), "WATCHDOG=1");
+    server.signal(libc::SIGTERM);
+    let stopping = (0..50)
+        .map(|_| receive())
+        .find(|message| message != "WATCHDOG=1")
+        .unwrap();
+    assert_eq!(stopping, "STOPPING=1\nSTATUS=SIGTERM received: draining");
+    assert_eq!(server.wait_for_exit().code(), Some(0));
+    std::fs::remove_dir_all(&folder).unwrap();
 }

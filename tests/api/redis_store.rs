@@ -11,7 +11,7 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use partner_api::rate_limit::redis::RedisUrl;
+use partner_api::rate_limit::redis_url::RedisUrl;
 use partner_api::server::config::StoreArg;
 
 use crate::helpers::{TestApp, log_lines_containing, spawn_app_with};
@@ -347,4 +347,122 @@ async fn a_slow_store_is_not_waited_for() {
     // Once Redis answers in time again, decisions are shared again.
     wait_for_store(&app, true).await;
     assert_eq!(ping(&app).await.0, 200);
+}
+
+/// Waits, at most 10 s, for a log line containing `text`.
+async fn wait_for_log_line(text: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while log_lines_containing(text).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "no log line with {text:?} within 10 s"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// Runs `command` on `redis` as a client that knows `password`.
+fn query_with_password<T: redis::FromRedisValue>(
+    redis: &RedisServer,
+    password: &str,
+    command: &mut redis::Cmd,
+) -> T {
+    let url = format!("redis://:{password}@127.0.0.1:{}", redis.port);
+    let client = redis::Client::open(url).unwrap();
+    let mut connection = client
+        .get_connection_with_timeout(Duration::from_secs(2))
+        .unwrap();
+    command.query(&mut connection).unwrap()
+}
+
+/// The store's URL and password from files (a mounted Secret): used at start, and after the
+/// password is rotated (Redis's and the file's), used again without a restart; a bad file
+/// keeps the credentials in use, with one error.
+#[actix_web::test]
+async fn a_rotated_password_file_is_used_without_a_restart() {
+    let Some(redis) = RedisServer::start("a_rotated_password_file_is_used_without_a_restart")
+    else {
+        return;
+    };
+    let _: () = redis.query(
+        redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("requirepass")
+            .arg("old-one"),
+    );
+    let folder = std::env::temp_dir().join(format!(
+        "partner-api-redis-files-{}-{}",
+        std::process::id(),
+        redis.port
+    ));
+    std::fs::create_dir_all(&folder).unwrap();
+    let (url_file, password_file) = (folder.join("url"), folder.join("password"));
+    std::fs::write(&url_file, format!("{}\n", redis.url())).unwrap();
+    std::fs::write(&password_file, "old-one\n").unwrap();
+    let app = spawn_app_with({
+        let (url_file, password_file) = (url_file.clone(), password_file.clone());
+        move |config| {
+            config.rate_limit_per_second = 1;
+            config.rate_limit_burst = 1000;
+            config.redis_url_file = Some(url_file);
+            config.redis_password_file = Some(password_file);
+            config.tls_watch_secs = 1;
+        }
+    })
+    .await;
+    wait_for_store(&app, true).await;
+    let key = "partner-api:rl:api:127.0.0.1";
+    assert_eq!(ping(&app).await.0, 200);
+    let exists: i64 = query_with_password(&redis, "old-one", redis::cmd("EXISTS").arg(key));
+    assert_eq!(exists, 1, "decided by Redis with the file's password");
+
+    // Rotation: Redis takes the new password and drops every connection (as a failover
+    // would); the file gets the new password.
+    let _: () = query_with_password(
+        &redis,
+        "old-one",
+        redis::cmd("CONFIG")
+            .arg("SET")
+            .arg("requirepass")
+            .arg("new-one"),
+    );
+    let _: i64 = query_with_password(
+        &redis,
+        "new-one",
+        redis::cmd("CLIENT").arg("KILL").arg("TYPE").arg("normal"),
+    );
+    std::fs::write(&password_file, "new-one\n").unwrap();
+    let reread = "rate-limit store credentials read again from their files (the files changed)";
+    wait_for_log_line(reread).await;
+    wait_for_store(&app, true).await;
+    let _: i64 = query_with_password(&redis, "new-one", redis::cmd("DEL").arg(key));
+    // Bounded: the first decision after the loss may still be local while the probe finds
+    // Redis again with the new password.
+    let mut shared = 0;
+    for _ in 0..100 {
+        assert_eq!(ping(&app).await.0, 200);
+        shared = query_with_password(&redis, "new-one", redis::cmd("EXISTS").arg(key));
+        if shared == 1 {
+            break;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(shared, 1, "decided by Redis with the rotated password");
+
+    // An empty file is refused once; the credentials in use stay, and so does Redis.
+    std::fs::write(&password_file, "").unwrap();
+    let refused = "rate-limit store credentials not read again (the files changed): \
+                   --redis-password-file (PARTNER_API_REDIS_PASSWORD_FILE)";
+    wait_for_log_line(refused).await;
+    actix_web::rt::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        log_lines_containing(refused).len(),
+        1,
+        "one error until a good read"
+    );
+    let _: i64 = query_with_password(&redis, "new-one", redis::cmd("DEL").arg(key));
+    assert_eq!(ping(&app).await.0, 200);
+    let exists: i64 = query_with_password(&redis, "new-one", redis::cmd("EXISTS").arg(key));
+    assert_eq!(exists, 1, "still decided by Redis");
+    std::fs::remove_dir_all(&folder).unwrap();
 }

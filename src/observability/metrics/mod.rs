@@ -499,8 +499,9 @@ impl Collector for RequestCollector {
             &mut encoder,
             "partner_api_http_response_head_duration",
             "Time from receiving a request's head to its response head being ready, by route \
-             template and method: the service's own time, which a slow reader cannot stretch \
-             (the latency objective's measure).",
+             template and method, for the methods a route serves and not for refusals (429): \
+             the service's own time, which a slow reader cannot stretch (the latency \
+             objective's measure).",
             heads.iter().map(|((route, method), total)| {
                 let labels = vec![
                     ("route", route.to_string()),
