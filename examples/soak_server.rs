@@ -6,11 +6,9 @@
 //! product binary: it exists for those checks only.
 
 use actix_web::get;
-use partner_api::http::routes::Extra;
-use partner_api::http::state::AppState;
 use partner_api::observability::logging;
 use partner_api::server::config::Cli;
-use partner_api::server::startup::Application;
+use partner_api::server::startup::{Application, Extension};
 use utoipa_actix_web::service_config::ServiceConfig;
 
 /// Panics, every time.
@@ -39,9 +37,9 @@ fn main() -> std::io::Result<()> {
     let cli = Cli::parse_or_exit();
     logging::init(cli.server.log_format, cli.server.log_when_stalled);
     let served = actix_web::rt::System::new().block_on(async {
+        let extension = Extension::none().with_framework_routes(test_routes);
         let application =
-            Application::build_with(&cli.server, AppState::default(), Extra::routes(test_routes))
-                .map_err(std::io::Error::other)?;
+            Application::build_with(&cli.server, extension).map_err(std::io::Error::other)?;
         log::info!(
             "soak server listening on http://{}",
             application.local_addr()

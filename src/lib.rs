@@ -8,9 +8,10 @@
 pub mod request_id;
 // The error catalogue, `ApiError`, and an error as the client receives it.
 pub mod errors;
-// The HTTP edge: TLS, who the client is, an endpoint's input, the routing machinery.
-pub mod http;
-// The endpoints, one module each, and `register`, the list of them.
+// The HTTP edge: TLS, who the client is, an endpoint's input and context, mounting, routes.
+#[macro_use]
+pub mod edge;
+// The endpoints, one module each, the list of them and what they share.
 pub mod api;
 // Per-client rate limits and their stores.
 pub mod rate_limit;

@@ -31,8 +31,8 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+use crate::edge::extract::invalid;
 use crate::errors::ApiError;
-use crate::http::extract::invalid;
 use utoipa::openapi::path::{Parameter, ParameterIn};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::{Ref, RefOr, Required};
@@ -314,8 +314,8 @@ fn refers_to(schema: &RefOr<Schema>, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edge::extract::parse_query;
     use crate::errors::ErrorCode;
-    use crate::http::extract::parse_query;
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]

@@ -1,37 +1,60 @@
-//! The API's endpoints, one module each, and [`register`], the list of them. A handler is an
-//! `async fn` named after its `operationId`, annotated with `#[utoipa::path]`, mounted by its
-//! endpoint type through `http::routes::resource`, and reads its input only through
-//! `http::extract::{Path, Query, Body}` with types of its own, what it shares through
-//! `http::state::State` and what it knows of its request through `http::context`.
-//! Registration gives it the request conventions, the 404/405 handling and its place in the
-//! OpenAPI document; [`TAGS`] describes the groups the reference shows endpoints in.
-
-use utoipa_actix_web::service_config::ServiceConfig;
-
-use crate::http::deprecation::Deprecation;
-use crate::http::state::AppState;
+//! The API's endpoints, one module each, and what they have in common: [`ENDPOINTS`], the
+//! list of them, with their tags and deprecations, and [`ApiContext`], what they share. A
+//! handler is an `async fn` named after its `operationId`, annotated with `#[utoipa::path]`
+//! and mounted by one `mount!` line in [`mount`]; it reads its input through
+//! `edge::extract::{Path, Query, Body}` with types of its own, and its request and the
+//! context through `edge::context::RequestContext<ApiContext>`. Mounting gives it the request
+//! conventions, the 404/405 handling and its place in the OpenAPI document.
+//!
+//! The context is built once by `Application::build`, before the workers start, and read by
+//! a handler as `context.app().<part>`: a part is a field, so a handler cannot name one that
+//! does not exist, and the app factory always installs the one context, so nothing a handler
+//! reads can be missing when a request arrives.
 
 pub mod list;
 pub mod ping;
 
-/// Mounts every endpoint of the API with the state they share: the one function the server,
-/// the tests and the OpenAPI generator all call. It goes through `utoipa_actix_web`'s
-/// `.service(endpoint)`, so an endpoint without `#[utoipa::path]` does not compile.
-pub fn register(config: &mut ServiceConfig, state: &AppState) {
-    state.install(config);
-    config.service(ping::PingEndpoint);
+use crate::edge::deprecation::Deprecation;
+use crate::edge::mount::{Endpoints, Mount};
+
+/// The API: the one set of endpoints the server, the tests and the OpenAPI generator all
+/// mount (tests mount their own beside it, never instead).
+pub const ENDPOINTS: Endpoints<ApiContext> = Endpoints {
+    mount,
+    tags: TAGS,
+    deprecations: DEPRECATIONS,
+};
+
+/// What the API's endpoints share across requests and workers (a store, a client, a pool);
+/// see the module documentation. Today's one endpoint needs nothing: the first endpoint with a
+/// store adds it here as a field and builds it in [`ApiContext::new`] (a setting it needs
+/// comes from `server::config` as an argument).
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct ApiContext {}
+
+impl ApiContext {
+    /// Builds what the endpoints share: called once, by `Application::build`.
+    pub fn new() -> ApiContext {
+        ApiContext {}
+    }
+}
+
+/// Mounts every endpoint of the API, one line each.
+fn mount(mount: &mut Mount<'_, '_, ApiContext>) {
+    mount!(mount, ping::ping);
 }
 
 /// The deprecated operations, by `operationId` (PARTNERS.md, "Deprecation"): one row each,
 /// from which every answer of the operation gets its `Deprecation`, `Link` and `Sunset`
 /// headers and the document marks it `deprecated`. Nothing is deprecated yet. A row is added in
 /// the release that announces it, with that release's date.
-pub const DEPRECATIONS: &[Deprecation] = &[];
+const DEPRECATIONS: &[Deprecation] = &[];
 
 /// What the reference says of each tag an endpoint declares (`#[utoipa::path(tag = ...)]`).
 /// The document lists the tags in use, in the order endpoints first use them; a tag in use
 /// without its line here fails a test that names it.
-pub const TAGS: &[(&str, &str)] = &[(
+const TAGS: &[(&str, &str)] = &[(
     "Utility",
     "Endpoints that help a partner's systems use the API.",
 )];
@@ -41,16 +64,14 @@ mod tests {
     use actix_web::App;
     use utoipa_actix_web::AppExt;
 
-    use super::register;
-    use crate::http::routes::RouteTable;
-    use crate::http::state::AppState;
+    use crate::edge::routes::RouteTable;
 
     fn table() -> RouteTable {
         let (_, document) = App::new()
             .into_utoipa_app()
-            .configure(|config| register(config, &AppState::default()))
+            .configure(|config| super::ENDPOINTS.mount_on(config))
             .split_for_parts();
-        RouteTable::from_document(&document, super::DEPRECATIONS, "")
+        RouteTable::from_document(&document, &[], "")
     }
 
     #[test]

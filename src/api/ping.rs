@@ -4,15 +4,13 @@
 use std::sync::LazyLock;
 
 use actix_web::HttpResponse;
-use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::http::extract::{Body, Query};
-use crate::http::routes;
+use crate::edge::extract::{Body, NoBody, NoQuery, Query};
 
 /// The ping object.
 #[derive(Debug, Serialize, ToSchema)]
@@ -30,16 +28,6 @@ pub enum PingObject {
     Ping,
 }
 
-/// Ping takes no query parameters; any parameter is refused as unknown.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PingQuery {}
-
-/// Ping takes no body fields; an empty body or `{}` is accepted, any field is refused.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PingBody {}
-
 /// Check that the API is reachable
 ///
 /// Answers at once with a ping object. It needs no key (`security: []`): it reads no data and
@@ -48,7 +36,6 @@ pub struct PingBody {}
 #[utoipa::path(
     get,
     path = "/v1/ping",
-    impl_for = PingEndpoint,
     tag = "Utility",
     security(()),
     responses((
@@ -58,7 +45,7 @@ pub struct PingBody {}
         example = json!({"object": "ping", "pong": true}),
     )),
 )]
-pub async fn ping(_query: Query<PingQuery>, _body: Body<PingBody>) -> HttpResponse {
+pub async fn ping(_query: Query<NoQuery>, _body: Body<NoBody>) -> HttpResponse {
     let mut response = HttpResponse::with_body(StatusCode::OK, PING_BODY.clone());
     response.headers_mut().insert(
         header::CONTENT_TYPE,
@@ -67,19 +54,8 @@ pub async fn ping(_query: Query<PingQuery>, _body: Body<PingBody>) -> HttpRespon
     response.map_into_boxed_body()
 }
 
-/// The ping endpoint as [`super::register`] mounts it: path and methods from its
-/// `#[utoipa::path]`.
-pub struct PingEndpoint;
-
-impl HttpServiceFactory for PingEndpoint {
-    fn register(self, config: &mut AppService) {
-        routes::resource::<PingEndpoint>().to(ping).register(config);
-    }
-}
-
-/// The answer never changes, so it is serialized once (monitoring calls this all day): 856
-/// instructions per request fewer than `HttpResponse::Ok().json(..)` (3.9% of the 22,030 an
-/// accepted request costs; BENCHMARKS.md, "Speed tricks re-measured").
+/// The answer never changes, so it is serialized once: monitoring calls this all day
+/// (BENCHMARKS.md, "Speed tricks re-measured").
 static PING_BODY: LazyLock<Bytes> = LazyLock::new(|| {
     let answer = Ping {
         object: PingObject::Ping,

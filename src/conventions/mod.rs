@@ -1,6 +1,6 @@
 //! The request conventions every response follows, as one middleware around the whole app
 //! (`mod.rs`): it gives each request a fresh id and decides the request's one view
-//! (`http::view`: the path as the router decodes it, its route, the client) before anything
+//! (`edge::view`: the path as the router decodes it, its route, the client) before anything
 //! else, then checks the rate limit of that view (a refused request is answered here, without
 //! routing), answers a request no route took with the 404, or the 405 with `Allow`, of its
 //! view, catches a panicking handler (500 `internal_error`, the panic logged with the id, the
@@ -19,12 +19,9 @@
 //!   connection (`Recorded`), so durations cover the body a slow reader takes its time over.
 //!
 //! One middleware, not one per job: the jobs share what the first one decides (the id, the
-//! view, the quota), and each actix-web middleware boxes its future per request. Measured
-//! under callgrind (BENCHMARKS.md, "Instructions per request"), a heap allocation and its free
-//! cost about 220 instructions here (the request context kept in the request's extensions
-//! cost 1,039 for three), so four more layers would add about 900 to the 20,590 a ping
-//! costs, 4%: more than the 1% an optimisation must save to stay. A new endpoint gets all of
-//! this by being registered.
+//! view, the quota), and each actix-web middleware boxes its future per request, an
+//! allocation that four more layers would repeat four times on every request (BENCHMARKS.md,
+//! "Instructions per request"). A new endpoint gets all of this by being mounted.
 
 mod addressing;
 mod header_limits;
@@ -33,7 +30,7 @@ mod recording;
 mod shaping;
 
 pub use header_limits::HeaderLimits;
-pub use origin::DocsBase;
+pub use origin::DocLinks;
 pub use recording::Recorded;
 pub use shaping::http_layer_rejection;
 pub(crate) use shaping::set_convention_headers;
@@ -57,11 +54,11 @@ use futures_util::future::{Either, LocalBoxFuture};
 
 use self::recording::Answered;
 use self::shaping::{api_error_for_response, api_error_from, panic_message};
+use crate::edge::client::ClientResolver;
+use crate::edge::context::{InContext, RequestInfo};
+use crate::edge::routes::RouteTable;
+use crate::edge::view::RequestView;
 use crate::errors::{ApiError, Rendered};
-use crate::http::client::ClientResolver;
-use crate::http::context::{InContext, RequestContext};
-use crate::http::routes::RouteTable;
-use crate::http::view::RequestView;
 use crate::observability::logging;
 use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
@@ -72,42 +69,43 @@ use crate::request_id::RequestId;
 /// Response header carrying the request id.
 pub const SERVICE_REQUEST_ID: HeaderName = HeaderName::from_static("service-request-id");
 
-/// What the middleware is configured with; the app factory builds it from the settings.
+/// What the middleware works with: built once by the app factory, before the workers start,
+/// and shared by them all.
 #[derive(Clone)]
 pub struct ConventionSettings {
-    /// Where `doc_url` in error bodies points.
-    pub docs_base: DocsBase,
-    pub header_limits: HeaderLimits,
+    /// Every route the app serves (`edge::routes`).
+    pub routes: Arc<RouteTable>,
     /// Who the client of a request is.
     pub clients: ClientResolver,
     pub rate_limits: RateLimits,
     /// How many requests one client may have in flight at once.
     pub in_flight: InFlightCeiling,
+    /// How every answer is written, the HTTP layer's own rejections' included.
+    pub answers: AnswerSettings,
+}
+
+/// How every answer is written: where `doc_url` points, the refusal of too many or too large
+/// header fields, HSTS, and where answers are counted. The HTTP layer's own rejections
+/// ([`http_layer_rejection`]) are written with it too.
+#[derive(Clone)]
+pub struct AnswerSettings {
+    pub doc_links: DocLinks,
+    pub header_limits: HeaderLimits,
     /// `Strict-Transport-Security` value to send, when serving HTTPS.
     pub hsts: Option<HeaderValue>,
+    /// Where requests are counted, when an admin listener serves the metrics.
+    pub metrics: Option<Metrics>,
 }
 
 /// The middleware factory; see the module documentation.
 #[derive(Clone)]
 pub struct RequestConventions {
     settings: ConventionSettings,
-    routes: Arc<RouteTable>,
-    /// The metrics, when an admin listener serves them, and the route labels to use.
-    metrics: Option<(Metrics, RouteLabels)>,
 }
 
 impl RequestConventions {
-    /// `routes` is every route the app serves.
-    pub fn new(
-        settings: ConventionSettings,
-        routes: Arc<RouteTable>,
-        metrics: Option<(Metrics, RouteLabels)>,
-    ) -> Self {
-        RequestConventions {
-            settings,
-            routes,
-            metrics,
-        }
+    pub fn new(settings: ConventionSettings) -> Self {
+        RequestConventions { settings }
     }
 }
 
@@ -123,23 +121,17 @@ where
     type Future = Ready<Result<Self::Transform, Self::InitError>>;
 
     fn new_transform(&self, service: S) -> Self::Future {
+        let settings = self.settings.clone();
         ready(Ok(RequestConventionsMiddleware {
             service: Rc::new(service),
-            parts: Rc::new(Parts {
-                docs_base: self.settings.docs_base.clone(),
-                header_limits: self.settings.header_limits,
-                clients: self.settings.clients.clone(),
-                routes: Arc::clone(&self.routes),
-                // Built here, on the worker: a shared store is reached through a
-                // connection of the worker's own.
-                rate_limits: self.settings.rate_limits.for_worker(),
-                in_flight: self.settings.in_flight.clone(),
-                hsts: self.settings.hsts.clone(),
-                // Built here, on the worker: each worker records into cells of its own.
-                metrics: self
-                    .metrics
-                    .as_ref()
-                    .map(|(metrics, routes)| Rc::new(metrics.for_worker(routes.clone()))),
+            conventions: Rc::new(WorkerConventions {
+                // Built here, on the worker: a shared store is reached through a connection of
+                // the worker's own, and each worker records into metric cells of its own.
+                rate_limits: settings.rate_limits.for_worker(),
+                metrics: settings.answers.metrics.as_ref().map(|metrics| {
+                    Rc::new(metrics.for_worker(RouteLabels::new(settings.routes.templates())))
+                }),
+                settings,
             }),
         }))
     }
@@ -147,18 +139,14 @@ where
 
 pub struct RequestConventionsMiddleware<S> {
     service: Rc<S>,
-    parts: Rc<Parts>,
+    conventions: Rc<WorkerConventions>,
 }
 
-/// What the middleware of one worker works with.
-struct Parts {
-    docs_base: DocsBase,
-    header_limits: HeaderLimits,
-    clients: ClientResolver,
-    routes: Arc<RouteTable>,
+/// What the middleware of one worker works with: the shared settings, and this worker's own
+/// connection to the limiter and metric cells.
+struct WorkerConventions {
+    settings: ConventionSettings,
     rate_limits: WorkerLimits,
-    in_flight: InFlightCeiling,
-    hsts: Option<HeaderValue>,
     metrics: Option<Rc<WorkerMetrics>>,
 }
 
@@ -179,11 +167,20 @@ where
         let started = Instant::now();
         let request_id = RequestId::generate();
         // The one view of this request, decided here and read by everything below.
-        let view = RequestView::of(&request, &self.parts.routes, &self.parts.clients);
+        let view = RequestView::of(
+            &request,
+            &self.conventions.settings.routes,
+            &self.conventions.settings.clients,
+        );
         // The ceiling first: a client holding all it may hold is refused before its request
         // costs a rate-limit token, or a wait for the shared store.
-        let Some(slot) = self.parts.in_flight.admit(ClientKey::of(view.client())) else {
-            return Either::Left(ready(Ok(self.parts.refuse(
+        let Some(slot) = self
+            .conventions
+            .settings
+            .in_flight
+            .admit(ClientKey::of(view.client()))
+        else {
+            return Either::Left(ready(Ok(self.conventions.refuse(
                 request,
                 view,
                 request_id,
@@ -191,10 +188,10 @@ where
                 started,
             ))));
         };
-        match self.parts.rate_limits.check(&view) {
+        match self.conventions.rate_limits.check(&view) {
             Check::Decided(Ok(quota)) => Either::Right(serve(
                 Rc::clone(&self.service),
-                Rc::clone(&self.parts),
+                Rc::clone(&self.conventions),
                 request,
                 view,
                 Admitted {
@@ -204,7 +201,7 @@ where
                     started,
                 },
             )),
-            Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self.parts.refuse(
+            Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self.conventions.refuse(
                 request,
                 view,
                 request_id,
@@ -213,7 +210,8 @@ where
             )))),
             // The shared store answers asynchronously; the request waits for it.
             Check::Pending(decision) => {
-                let (service, parts) = (Rc::clone(&self.service), Rc::clone(&self.parts));
+                let (service, conventions) =
+                    (Rc::clone(&self.service), Rc::clone(&self.conventions));
                 Either::Right(Box::pin(async move {
                     match decision.await {
                         Ok(quota) => {
@@ -223,9 +221,9 @@ where
                                 slot,
                                 started,
                             };
-                            serve(service, parts, request, view, admitted).await
+                            serve(service, conventions, request, view, admitted).await
                         }
-                        Err(refusal) => Ok(parts.refuse(
+                        Err(refusal) => Ok(conventions.refuse(
                             request,
                             view,
                             request_id,
@@ -261,7 +259,7 @@ enum Refused {
 /// convention headers, the access line and the metrics.
 fn serve<S, B>(
     service: Rc<S>,
-    parts: Rc<Parts>,
+    conventions: Rc<WorkerConventions>,
     request: ServiceRequest,
     view: RequestView,
     admitted: Admitted,
@@ -272,7 +270,7 @@ where
 {
     // What the access log and a panic's answer need besides the view, taken now: the request
     // itself moves into the router, which needs sole ownership of it.
-    let line = RequestLine {
+    let summary = RequestSummary {
         view,
         host_header: request.headers().get(header::HOST).cloned(),
         trace_id: trace_id_to_log(&request),
@@ -285,21 +283,27 @@ where
     } = admitted;
     // Refused before routing: too many or too large header fields, or a Host or scheme this
     // service cannot be addressed by.
-    let refused = parts
+    let refused = conventions
+        .settings
+        .answers
         .header_limits
         .check(request.headers())
         .or_else(|| addressing::check(&request));
-    // What the handler and the code it calls know of the request (`http::context`).
-    let context = RequestContext::new(
+    // What the handler and the code it calls know of the request (`edge::context`).
+    let request_info = RequestInfo::new(
         request_id,
-        line.view.client(),
-        line.view
+        &summary.view,
+        summary
+            .view
             .route()
-            .map(|route| Arc::clone(parts.routes.template(route))),
+            .map(|route| Arc::clone(conventions.settings.routes.template(route))),
     );
     Box::pin(async move {
-        let in_flight = parts.metrics.as_ref().map(|metrics| metrics.in_flight());
-        let hsts = parts.hsts.clone();
+        let in_flight = conventions
+            .metrics
+            .as_ref()
+            .map(|metrics| metrics.in_flight());
+        let hsts = conventions.settings.answers.hsts.clone();
         // The inner call is made inside the guarded future so that a panic in its
         // synchronous part (routing) is caught as well. A request over the header limits is
         // not routed.
@@ -307,7 +311,7 @@ where
             Some(error) => Ok(Err(error.into())),
             None => {
                 // Polled with its context current, so the handler's log lines carry the id.
-                AssertUnwindSafe(InContext::new(context, async move {
+                AssertUnwindSafe(InContext::new(request_info, async move {
                     service.call(request).await
                 }))
                 .catch_unwind()
@@ -316,7 +320,7 @@ where
         };
         // What both ways of answering end with: the convention headers, and what will be
         // recorded of the request once its answer is sent.
-        let finish = |head: &mut ResponseHead, line: RequestLine| {
+        let finish = |head: &mut ResponseHead, summary: RequestSummary| {
             let status = head.status;
             // A 408 ends the connection: the rest of a body that stopped arriving is not
             // waited for (the HTTP layer would otherwise go on draining it).
@@ -324,43 +328,49 @@ where
                 head.set_connection_type(ConnectionType::Close);
             }
             set_convention_headers(head.headers_mut(), &request_id, hsts, quota);
-            parts.routes.add_deprecation_headers(
-                line.view.route(),
-                line.view.method(),
+            conventions.settings.routes.add_deprecation_headers(
+                summary.view.route(),
+                summary.view.method(),
                 head.headers_mut(),
             );
             Answered {
-                metrics: parts.metrics.clone(),
+                metrics: conventions.metrics.clone(),
                 in_flight,
                 slot: Some(slot),
                 status,
                 request_id,
-                view: line.view,
-                trace_id: line.trace_id,
+                view: summary.view,
+                trace_id: summary.trace_id,
                 started,
                 has_body: false,
                 aborted: false,
             }
-            .head_ready(&parts.routes)
+            .head_ready(&conventions.settings.routes)
         };
         let failure = match outcome {
             Ok(Ok(response)) => {
                 let mut response = if response.status().as_u16() < 400 {
                     response.map_into_left_body()
                 } else {
-                    let rendered =
-                        api_error_for_response(&response, &line.view, &parts.routes, &request_id)
-                            .rendered(
-                                &request_id,
-                                parts
-                                    .docs_base
-                                    .resolve(line.host(), line.view.forwarded_scheme()),
-                            );
+                    let rendered = api_error_for_response(
+                        &response,
+                        &summary.view,
+                        &conventions.settings.routes,
+                        &request_id,
+                    )
+                    .rendered(
+                        &request_id,
+                        conventions
+                            .settings
+                            .answers
+                            .doc_links
+                            .resolve(summary.host(), summary.view.forwarded_scheme()),
+                    );
                     let (request, original) = response.into_parts();
                     ServiceResponse::new(request, rendered.into_response(original))
                         .map_into_right_body()
                 };
-                let answered = finish(response.response_mut().head_mut(), line);
+                let answered = finish(response.response_mut().head_mut(), summary);
                 return Ok(response.map_body(|_, body| Recorded::new(body, answered)));
             }
             Ok(Err(error)) => {
@@ -371,8 +381,8 @@ where
                 let message = panic_message(panic.as_ref());
                 log::error!(
                     "{request_id} handler panicked on {} {}: {message}",
-                    line.view.method(),
-                    crate::http::view::path_for_log(line.view.path())
+                    summary.view.method(),
+                    crate::edge::view::path_for_log(summary.view.path())
                 );
                 ApiError::internal(message)
             }
@@ -381,17 +391,19 @@ where
         // the answer travels as an error carrying its finished response.
         let mut response = failure.to_response(
             &request_id,
-            parts
-                .docs_base
-                .resolve(line.host(), line.view.forwarded_scheme()),
+            conventions
+                .settings
+                .answers
+                .doc_links
+                .resolve(summary.host(), summary.view.forwarded_scheme()),
         );
-        let answered = finish(response.head_mut(), line);
+        let answered = finish(response.head_mut(), summary);
         let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
         Err(InternalError::from_response(failure, response).into())
     })
 }
 
-impl Parts {
+impl WorkerConventions {
     /// The 429 for a request over its limit, finished here: it needs nothing the router or
     /// a handler would add, and nothing kept for later.
     fn refuse<B>(
@@ -418,7 +430,7 @@ impl Parts {
                 (1, None)
             }
         };
-        let docs = self.docs_base.resolve(
+        let docs = self.settings.answers.doc_links.resolve(
             request_host(request.headers().get(header::HOST), request.uri()),
             view.forwarded_scheme(),
         );
@@ -427,11 +439,14 @@ impl Parts {
         set_convention_headers(
             response.headers_mut(),
             &request_id,
-            self.hsts.clone(),
+            self.settings.answers.hsts.clone(),
             quota,
         );
-        self.routes
-            .add_deprecation_headers(view.route(), view.method(), response.headers_mut());
+        self.settings.routes.add_deprecation_headers(
+            view.route(),
+            view.method(),
+            response.headers_mut(),
+        );
         // Recorded now, not when its body is done: a refusal's body is a few hundred bytes
         // handed over in one piece, and a flood of refusals is what the limiter exists to
         // make cheap (`scripts/soak panics` holds it to the cost of plain pings). Counted, but
@@ -475,14 +490,15 @@ fn trace_id_to_log(request: &ServiceRequest) -> Option<TraceId> {
     }
 }
 
-/// What is kept of a request for its log line and for answering it after a failure.
-struct RequestLine {
+/// What is kept of a request once the router takes it: its view, its `Host` and its trace id,
+/// for the access line and for answering a failure.
+struct RequestSummary {
     view: RequestView,
     host_header: Option<HeaderValue>,
     trace_id: Option<TraceId>,
 }
 
-impl RequestLine {
+impl RequestSummary {
     fn host(&self) -> Option<&[u8]> {
         request_host(self.host_header.as_ref(), self.view.uri())
     }

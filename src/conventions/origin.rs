@@ -5,12 +5,13 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::edge::client::ForwardedScheme;
 use crate::errors::DocsOrigin;
-use crate::http::client::ForwardedScheme;
 
-/// Where `doc_url` in error bodies points.
+/// Where the `doc_url` links of error bodies point: the rule, decided at start; for one
+/// response, [`DocLinks::resolve`] gives the origin itself (`errors::DocsOrigin`).
 #[derive(Clone, Debug)]
-pub enum DocsBase {
+pub enum DocLinks {
     /// A configured origin (and optional path prefix), without a trailing slash.
     Fixed { base: Arc<str> },
     /// The origin the client addressed: `scheme://<Host header>`, or the listening address
@@ -23,23 +24,23 @@ pub enum DocsBase {
     },
 }
 
-impl DocsBase {
+impl DocLinks {
     /// A configured origin.
-    pub fn fixed(base: Arc<str>) -> DocsBase {
-        DocsBase::Fixed { base }
+    pub fn fixed(base: Arc<str>) -> DocLinks {
+        DocLinks::Fixed { base }
     }
 
     /// The configured public URL, when there is one.
     pub fn configured(&self) -> Option<&str> {
         match self {
-            DocsBase::Fixed { base } => Some(base),
-            DocsBase::OwnOrigin { .. } => None,
+            DocLinks::Fixed { base } => Some(base),
+            DocLinks::OwnOrigin { .. } => None,
         }
     }
 
     /// The client's view of this server: `scheme` (`http` or `https`) and the bound address.
-    pub fn own_origin(scheme: &'static str, local_addr: SocketAddr) -> DocsBase {
-        DocsBase::OwnOrigin {
+    pub fn own_origin(scheme: &'static str, local_addr: SocketAddr) -> DocLinks {
+        DocLinks::OwnOrigin {
             scheme_prefix: if scheme == "https" {
                 "https://"
             } else {
@@ -59,8 +60,8 @@ impl DocsBase {
         forwarded: Option<ForwardedScheme>,
     ) -> DocsOrigin<'a> {
         match self {
-            DocsBase::Fixed { base } => DocsOrigin::from_parts(base, ""),
-            DocsBase::OwnOrigin {
+            DocLinks::Fixed { base } => DocsOrigin::from_parts(base, ""),
+            DocLinks::OwnOrigin {
                 scheme_prefix,
                 listening,
             } => {
@@ -93,7 +94,7 @@ mod tests {
 
     #[test]
     fn own_origin_follows_a_valid_host_header_only() {
-        let base = DocsBase::own_origin("http", "127.0.0.1:8080".parse().unwrap());
+        let base = DocLinks::own_origin("http", "127.0.0.1:8080".parse().unwrap());
         assert_eq!(
             base.resolve(Some(b"api.example.test:8443"), None)
                 .to_string(),
@@ -107,7 +108,7 @@ mod tests {
             base.resolve(None, None).to_string(),
             "http://127.0.0.1:8080"
         );
-        let base = DocsBase::own_origin("https", "[::1]:8443".parse().unwrap());
+        let base = DocLinks::own_origin("https", "[::1]:8443".parse().unwrap());
         assert_eq!(base.resolve(None, None).to_string(), "https://[::1]:8443");
     }
 
@@ -115,13 +116,13 @@ mod tests {
     /// recorded wins, and a configured URL wins over both.
     #[test]
     fn a_forwarded_scheme_replaces_the_listeners() {
-        let base = DocsBase::own_origin("http", "127.0.0.1:8080".parse().unwrap());
+        let base = DocLinks::own_origin("http", "127.0.0.1:8080".parse().unwrap());
         assert_eq!(
             base.resolve(Some(b"api.example.test"), Some(ForwardedScheme::Https))
                 .to_string(),
             "https://api.example.test"
         );
-        let fixed = DocsBase::fixed("https://partners.example.test".into());
+        let fixed = DocLinks::fixed("https://partners.example.test".into());
         assert_eq!(
             fixed
                 .resolve(Some(b"api.example.test"), Some(ForwardedScheme::Http))

@@ -11,8 +11,8 @@ use actix_web::body::{BodySize, MessageBody};
 use actix_web::http::StatusCode;
 use actix_web::web::Bytes;
 
-use crate::http::routes::RouteTable;
-use crate::http::view::RequestView;
+use crate::edge::routes::RouteTable;
+use crate::edge::view::RequestView;
 use crate::observability::logging::{self, AccessRecord};
 use crate::observability::metrics::{InFlight, WorkerMetrics};
 use crate::observability::trace_context::TraceId;

@@ -13,14 +13,11 @@ use actix_web::dev::ServiceResponse;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderName, HeaderValue};
 
-use super::SERVICE_REQUEST_ID;
-use super::header_limits::HeaderLimits;
-use super::origin::DocsBase;
+use super::{AnswerSettings, SERVICE_REQUEST_ID};
+use crate::edge::routes::{NoRoute, RouteTable};
+use crate::edge::view::RequestView;
 use crate::errors::{ApiError, ErrorCode};
-use crate::http::routes::{NoRoute, RouteTable};
-use crate::http::view::RequestView;
 use crate::observability::logging::{self, AccessRecord};
-use crate::observability::metrics::Metrics;
 use crate::rate_limit::QuotaFields;
 use crate::request_id::RequestId;
 
@@ -35,22 +32,24 @@ use crate::request_id::RequestId;
 pub fn http_layer_rejection(
     status: StatusCode,
     peer: Option<SocketAddr>,
-    header_limits: &HeaderLimits,
-    docs_base: &DocsBase,
-    hsts: Option<&HeaderValue>,
-    metrics: Option<&Metrics>,
+    answers: &AnswerSettings,
 ) -> actix_web::HttpResponse {
     let started = Instant::now();
     let request_id = RequestId::generate();
     let error = match status {
-        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => header_limits.refusal(),
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE => answers.header_limits.refusal(),
         _ => ApiError::new(catalogue_code(status, &request_id)).keeping_status(status),
     };
     // Nothing of the request can be trusted, its `Host` included.
-    let mut response = error.to_response(&request_id, docs_base.resolve(None, None));
-    set_convention_headers(response.headers_mut(), &request_id, hsts.cloned(), None);
+    let mut response = error.to_response(&request_id, answers.doc_links.resolve(None, None));
+    set_convention_headers(
+        response.headers_mut(),
+        &request_id,
+        answers.hsts.clone(),
+        None,
+    );
     let micros = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-    if let Some(metrics) = metrics {
+    if let Some(metrics) = &answers.metrics {
         metrics.record_rejection(status.as_u16(), micros);
     }
     REJECTIONS.count(status.as_u16());

@@ -84,6 +84,17 @@ impl ApiError {
         ))
     }
 
+    /// 404 for a path that names a thing that does not exist (`/v1/enrolments/en_4f2a`): the
+    /// message names its kind and id, `No such enrolment: 'en_4f2a'.`, where the path's route
+    /// exists (a missing route is [`ApiError::resource_missing`]).
+    pub fn no_such(kind: &str, id: &str) -> Self {
+        ApiError::new(ErrorCode::ResourceMissing).with_message(format!(
+            "No such {}: '{}'.",
+            echo(kind),
+            echo(id)
+        ))
+    }
+
     /// 405 for a known path and a method its routes do not answer.
     pub fn method_not_allowed(method: &Method, allow: HeaderValue) -> Self {
         let mut error = ApiError::new(ErrorCode::MethodNotAllowed).with_message(format!(
@@ -173,6 +184,15 @@ mod tests {
         assert_eq!(echoed.chars().count(), MAX_ECHOED_CHARS + 1);
         assert!(echoed.ends_with('…'));
         assert_eq!(echo("/v1/pings"), "/v1/pings");
+    }
+
+    #[test]
+    fn a_missing_thing_is_named_by_kind_and_id() {
+        let error = ApiError::no_such("enrolment", "en_4f2a");
+        assert_eq!(error.code(), ErrorCode::ResourceMissing);
+        assert_eq!(error.status(), StatusCode::NOT_FOUND);
+        assert_eq!(error.message(), "No such enrolment: 'en_4f2a'.");
+        assert_eq!(error.param(), None);
     }
 
     #[test]

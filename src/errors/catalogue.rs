@@ -126,11 +126,14 @@ impl ErrorCode {
                 status: StatusCode::NOT_FOUND,
                 error_type: InvalidRequestError,
                 default_message: "No such endpoint or resource.",
-                when: "No endpoint or resource exists at the requested path. The message names \
-                       the method and the path that were requested.",
+                when: "No endpoint exists at the requested path (the message names the method \
+                       and the path that were requested), or the path names a thing that does not \
+                       exist (the message names its kind and id: `No such enrolment: \
+                       'en_4f2a'.`).",
                 client_action: "Do not retry. Check the path against the API reference: paths \
                                 are lower case, start with the version segment `/v1` and have \
-                                no trailing slash.",
+                                no trailing slash. For a thing that does not exist, check the \
+                                id you stored; an id never changes.",
             },
             ErrorCode::MethodNotAllowed => &CodeSpec {
                 code: "method_not_allowed",

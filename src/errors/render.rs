@@ -32,10 +32,9 @@ impl ApiError {
     }
 
     /// The body, exactly as serde serializes [`ErrorEnvelope`] (a test holds them equal), but
-    /// written directly: every error response, 429s in a flood among them, pays for it. serde
-    /// escapes each string byte by byte: this saves 5,552 instructions per refused request
-    /// (26% of the 21,325 one costs; BENCHMARKS.md, "Speed tricks re-measured"). Every message
-    /// is checked for what needs escaping, whoever wrote it.
+    /// written directly: every error response, 429s in a flood among them, pays for it, and serde
+    /// escapes each string byte by byte (BENCHMARKS.md, "Speed tricks re-measured"). Every
+    /// message is checked for what needs escaping, whoever wrote it.
     pub fn json(&self, request_id: &str, docs: DocsOrigin<'_>) -> Vec<u8> {
         let details = &*self.0;
         error_json(
@@ -142,8 +141,8 @@ pub struct Rendered {
 
 impl Rendered {
     /// The 429 for a refused request, written straight from the catalogue: the one error a
-    /// flood produces, so it allocates no `ApiError` on the way (it saves 267 instructions
-    /// per refused request, 1.3% of the 21,325 one costs; BENCHMARKS.md, "Speed tricks re-measured").
+    /// flood produces, so it allocates no `ApiError` on the way (BENCHMARKS.md, "Speed tricks
+    /// re-measured").
     pub fn rate_limited(
         retry_after_secs: u64,
         request_id: &RequestId,
@@ -188,8 +187,8 @@ impl Rendered {
 }
 
 /// A number of seconds as a header value; the usual waits (under ten seconds) are static text
-/// rather than an allocation, since a flood of 429s sends one each: it saves 377 instructions
-/// per refused request (1.8% of the 21,325 one costs; BENCHMARKS.md, "Speed tricks re-measured").
+/// rather than an allocation, since a flood of 429s sends one each (BENCHMARKS.md, "Speed tricks
+/// re-measured").
 fn seconds_header(secs: u64) -> HeaderValue {
     const DIGITS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
     match DIGITS.get(secs as usize) {
@@ -200,8 +199,8 @@ fn seconds_header(secs: u64) -> HeaderValue {
 
 /// Where `doc_url` points: an origin (with an optional path prefix, without a trailing
 /// slash), in two pieces that are written one after the other, so that the usual
-/// `scheme://` and `Host` need not be joined into a new string per error: it saves 774
-/// instructions per refused request (3.6% of the 21,325 one costs; BENCHMARKS.md, "Speed tricks re-measured").
+/// `scheme://` and `Host` need not be joined into a new string per error (BENCHMARKS.md, "Speed
+/// tricks re-measured").
 #[derive(Clone, Copy, Debug)]
 pub struct DocsOrigin<'a> {
     pieces: [&'a str; 2],
@@ -277,8 +276,8 @@ mod tests {
             "/v1/\"odd\"\n/path",
         ));
         for error in errors {
-            for docs_base in ["https://api.example.com", "http://127.0.0.1:8080/pre\"fix"] {
-                let docs = DocsOrigin::from(docs_base);
+            for doc_links in ["https://api.example.com", "http://127.0.0.1:8080/pre\"fix"] {
+                let docs = DocsOrigin::from(doc_links);
                 let expected = serde_json::to_vec(
                     &error.envelope("req_0123456789abcdef0123456789abcdef", docs),
                 )

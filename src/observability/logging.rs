@@ -26,8 +26,8 @@ use serde::Serialize;
 
 use super::log_sink::{self, LineKind, Lines, WhenStalled};
 use super::trace_context::TraceId;
-use crate::http::context::RequestContext;
-use crate::http::view::{path_for_log, write_path_for_log};
+use crate::edge::context::RequestInfo;
+use crate::edge::view::{path_for_log, write_path_for_log};
 use crate::request_id::RequestId;
 
 /// Bytes gathered before a worker writes them out.
@@ -156,10 +156,8 @@ fn append_access_line(out: &mut Vec<u8>, record: &AccessRecord<'_>, format: LogF
 }
 
 /// `req_… 192.0.2.1 "GET /v1/ping" 200 41us`, and ` trace=<trace id>` when the request named
-/// one. Written piece by piece, without the general formatting machinery (`core::fmt` costs
-/// several hundred instructions a number where `itoa` costs a few dozen): every request writes
-/// one, and `write!` would cost 1,663 instructions more (7.6% of the 21,933 an accepted
-/// request costs; BENCHMARKS.md, "Speed tricks re-measured").
+/// one. Written piece by piece with `itoa`, without the general formatting machinery: every
+/// request writes one (BENCHMARKS.md, "Speed tricks re-measured").
 fn write_access_text(out: &mut Vec<u8>, record: &AccessRecord<'_>) {
     out.extend_from_slice(record.request_id.as_str().as_bytes());
     out.push(b' ');
@@ -235,7 +233,7 @@ fn write_text_record(out: &mut impl Write, record: &log::Record<'_>) -> io::Resu
     out.write_all(b"[")?;
     write_timestamp(out)?;
     write!(out, " {:<5} {}] ", record.level(), record.target())?;
-    RequestContext::with_current_id(|id| match id {
+    RequestInfo::with_current_id(|id| match id {
         Some(id) => write!(out, "{id} "),
         None => Ok(()),
     })?;
@@ -271,7 +269,7 @@ fn write_json_record(out: &mut impl Write, record: &log::Record<'_>) -> io::Resu
     let mut time = Vec::with_capacity(27);
     write_timestamp(&mut time)?;
     let message = record.args().to_string();
-    RequestContext::with_current_id(|request_id| {
+    RequestInfo::with_current_id(|request_id| {
         let line = JsonLine {
             time: std::str::from_utf8(&time).unwrap_or_default(),
             level: record.level().as_str(),
@@ -362,9 +360,7 @@ pub fn report_fatal(message: &str) {
 
 /// Writes the time as RFC 3339 in UTC with microseconds (`2026-11-22T06:55:23.644536Z`). The
 /// date and time of day are formatted once per second per thread; only the microseconds are
-/// formatted for every line. Formatting it all for every line would cost 2,203 instructions
-/// more (10% of the 21,933 an accepted request costs; BENCHMARKS.md, "Speed tricks
-/// re-measured").
+/// formatted for every line (BENCHMARKS.md, "Speed tricks re-measured").
 fn write_timestamp(out: &mut impl Write) -> io::Result<()> {
     let since_epoch = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -386,34 +382,16 @@ fn write_timestamp(out: &mut impl Write) -> io::Result<()> {
     out.write_all(&micros)
 }
 
-/// `YYYY-MM-DDTHH:MM:SS` of a Unix time, by the civil-from-days algorithm (proleptic
-/// Gregorian calendar, as RFC 3339 uses).
+/// `YYYY-MM-DDTHH:MM:SS` of a Unix time, in UTC (the proleptic Gregorian calendar, as
+/// RFC 3339 uses).
 fn format_second(unix_secs: u64) -> [u8; 19] {
-    let days = (unix_secs / 86_400) as i64;
-    let second_of_day = unix_secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    let when = i64::try_from(unix_secs)
+        .ok()
+        .and_then(|secs| jiff::Timestamp::from_second(secs).ok())
+        .unwrap_or(jiff::Timestamp::MAX);
     let mut text = [0u8; 19];
     let mut cursor = io::Cursor::new(&mut text[..]);
-    let _ = write!(
-        cursor,
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        second_of_day / 3600,
-        second_of_day / 60 % 60,
-        second_of_day % 60
-    );
+    let _ = write!(cursor, "{}", when.strftime("%Y-%m-%dT%H:%M:%S"));
     text
 }
 
@@ -512,7 +490,7 @@ mod tests {
     /// any request: the first names the request, the second does not.
     #[test]
     fn a_line_written_inside_a_request_carries_its_id() {
-        use crate::http::context::{InContext, RequestContext};
+        use crate::edge::context::InContext;
         let write_both = || {
             let arguments = format_args!("stored the thing");
             let record = log::Record::builder()
@@ -528,9 +506,9 @@ mod tests {
                 String::from_utf8(json).unwrap(),
             )
         };
-        let context = RequestContext::new(RequestId::EXAMPLE, None, None);
+        let request = crate::edge::context::tests::example();
         let (text, json) =
-            futures_util::FutureExt::now_or_never(InContext::new(context, async { write_both() }))
+            futures_util::FutureExt::now_or_never(InContext::new(request, async { write_both() }))
                 .unwrap();
         let suffix = format!(
             "Z INFO  partner_api::api::things] {} stored the thing\n",
@@ -661,7 +639,7 @@ mod tests {
             &mut out,
             &log::Record::builder()
                 .level(log::Level::Warn)
-                .target("partner_api::http::tls")
+                .target("partner_api::edge::tls")
                 .args(format_args!("a \"quoted\"\nline"))
                 .build(),
         )
@@ -670,7 +648,7 @@ mod tests {
         assert_eq!(text.matches('\n').count(), 1, "{text}");
         let object: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(object["level"], "WARN");
-        assert_eq!(object["target"], "partner_api::http::tls");
+        assert_eq!(object["target"], "partner_api::edge::tls");
         assert_eq!(object["message"], "a \"quoted\"\nline");
         assert_eq!(object["time"].as_str().unwrap().len(), 27);
     }

@@ -1,5 +1,5 @@
 //! Deprecated operations in the document, from the same rows the route table answers with
-//! (`http::deprecation`): each is marked `deprecated`, its description says since when and
+//! (`edge::deprecation`): each is marked `deprecated`, its description says since when and
 //! until when, and its own responses name the headers it carries (the shared error
 //! responses are not copied for it: the description says every answer carries them).
 
@@ -11,7 +11,7 @@ use utoipa::openapi::{Components, Deprecated, RefOr};
 
 use super::components::header_ref;
 use super::operations_mut;
-use crate::http::deprecation::Deprecation;
+use crate::edge::deprecation::Deprecation;
 
 /// Marks the operations of `item` that `deprecations` names.
 pub fn document(item: &mut PathItem, deprecations: &[Deprecation]) {
@@ -109,7 +109,7 @@ mod tests {
             .flat_map(|(_, item)| item.as_object().unwrap().values())
             .filter_map(|operation| operation["operationId"].as_str())
             .collect();
-        for row in api::DEPRECATIONS {
+        for row in api::ENDPOINTS.deprecations {
             assert!(ids.contains(&row.operation_id), "{row:?}");
             row.headers("").unwrap();
             // The `Link` points at the changelog entry of the release that announced it.

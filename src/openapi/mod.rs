@@ -1,5 +1,5 @@
 //! The OpenAPI document. Handlers and types carry `#[utoipa::path]` and `ToSchema`
-//! annotations; [`document`] collects them through the same `api::register` the server
+//! annotations; [`document`] collects them through the same `api::ENDPOINTS` the server
 //! uses and adds what the request conventions give every operation, so the document cannot
 //! describe routes the server does not have: the pinned `info`, the `/v1` server, the error
 //! responses (from the error catalogue, with their headers and examples), the headers every
@@ -25,10 +25,10 @@ use utoipa_actix_web::AppExt;
 
 use crate::api;
 use crate::api::list::{self, Cursor, Limit};
+use crate::edge::deprecation::Deprecation;
+use crate::edge::mount::Endpoints;
+use crate::edge::routes::API_PREFIX;
 use crate::errors::ErrorEnvelope;
-use crate::http::deprecation::Deprecation;
-use crate::http::routes::{API_PREFIX, Extra};
-use crate::http::state::AppState;
 
 pub use components::EXAMPLE_ORIGIN;
 
@@ -40,23 +40,30 @@ pub fn revision() -> String {
 
 /// The document, as the code describes it.
 pub fn document() -> OpenApi {
-    document_with(Extra::NONE)
+    document_with(&Endpoints::<()>::NONE)
 }
 
-/// The document with `extra` endpoints registered beside the API's own: how the tests
-/// describe an endpoint that exists only in the test build.
-pub fn document_with(extra: Extra) -> OpenApi {
+/// The document with `extra` endpoints mounted beside the API's own, as the app factory
+/// mounts them: how the tests describe the endpoints that exist only in their build.
+pub fn document_with<C: ?Sized>(extra: &Endpoints<C>) -> OpenApi {
     let (_, registered) = App::new()
         .into_utoipa_app()
-        .configure(|config| api::register(config, &AppState::default()))
-        .configure(extra.routes)
+        .configure(|config| api::ENDPOINTS.mount_on(config))
+        .configure(|config| extra.mount_on(config))
         .split_for_parts();
-    let deprecations: Vec<Deprecation> = api::DEPRECATIONS
+    let deprecations: Vec<Deprecation> = api::ENDPOINTS
+        .deprecations
         .iter()
         .chain(extra.deprecations)
         .copied()
         .collect();
-    complete(registered, &deprecations)
+    let tags: Vec<(&str, &str)> = api::ENDPOINTS
+        .tags
+        .iter()
+        .chain(extra.tags)
+        .copied()
+        .collect();
+    complete(registered, &deprecations, &tags)
 }
 
 /// The document as YAML: the content of `openapi/v1.yaml`.
@@ -71,10 +78,10 @@ pub fn to_json(document: &OpenApi) -> String {
     json
 }
 
-fn complete(mut api: OpenApi, deprecations: &[Deprecation]) -> OpenApi {
+fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)]) -> OpenApi {
     api.info = info();
     api.servers = Some(vec![server(EXAMPLE_ORIGIN)]);
-    api.tags = Some(tags_in_use(&api));
+    api.tags = Some(tags_in_use(&api, tags));
 
     let components = api.components.get_or_insert_with(Components::new);
     let mut error_schemas = Vec::new();
@@ -151,8 +158,8 @@ fn server(default_origin: &str) -> Server {
 }
 
 /// The tags the operations declare, in the order they first appear, each with its
-/// description from [`api::TAGS`] (a test holds that the API's tags all have one).
-fn tags_in_use(api: &OpenApi) -> Vec<Tag> {
+/// description from `described` (a test holds that every tag in use has one).
+fn tags_in_use(api: &OpenApi, described: &[(&str, &str)]) -> Vec<Tag> {
     let mut used: Vec<&str> = Vec::new();
     for tag in api
         .paths
@@ -167,7 +174,7 @@ fn tags_in_use(api: &OpenApi) -> Vec<Tag> {
     }
     used.into_iter()
         .map(|name| {
-            let description = api::TAGS
+            let description = described
                 .iter()
                 .find(|(described, _)| *described == name)
                 .map(|(_, description)| *description);
@@ -189,8 +196,9 @@ const INFO_DESCRIPTION: &str = "\
 The API through which doctors, clinics, pharmacies and medical companies connect their own \
 systems to the online training and lifestyle programme.
 
-**Early access.** Each endpoint is agreed with a partner before it is built. Today the API has \
-one endpoint, `GET /ping`, a connectivity check that needs no key.
+**Early access.** Each endpoint is agreed with a partner before it is built; this document \
+describes every endpoint that exists, and the changelog at `/docs/changelog` says when each \
+came.
 
 **Member data.** The service holds health data about its members. Partner terms and a data \
 processing agreement are signed before any key reaches member data. Members are identified by \
@@ -293,7 +301,7 @@ fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
     .filter_map(Option::as_mut)
 }
 
-/// The route machinery answers HEAD wherever it answers GET (`http::routes::resource`), so
+/// The route machinery answers HEAD wherever it answers GET (`edge::routes::resource`), so
 /// every GET gets its HEAD twin here, whether its annotation names HEAD or not: like the GET,
 /// without a body, with its own `operationId` (ids are unique in a document).
 fn document_head(item: &mut PathItem, names_a_resource: bool) {
@@ -324,97 +332,6 @@ fn document_head(item: &mut PathItem, names_a_resource: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::errors::ErrorCode;
-
-    /// An endpoint declares its tag; the document lists the tags in use, each described.
-    #[test]
-    fn every_tag_in_use_is_listed_with_its_description() {
-        let document = document();
-        let tags = document.tags.as_ref().unwrap();
-        assert!(!tags.is_empty());
-        for tag in tags {
-            assert!(
-                tag.description
-                    .as_ref()
-                    .is_some_and(|text| !text.is_empty()),
-                "the tag {} is used by an endpoint: describe it in api::TAGS",
-                tag.name
-            );
-        }
-    }
-
-    /// A `$ref` to a shared response, followed.
-    fn shared_response<'a>(
-        document: &'a serde_json::Value,
-        reference: &serde_json::Value,
-    ) -> &'a serde_json::Value {
-        let name = reference["$ref"]
-            .as_str()
-            .and_then(|location| location.strip_prefix("#/components/responses/"))
-            .unwrap_or_else(|| panic!("not a shared response: {reference}"));
-        &document["components"]["responses"][name]
-    }
-
-    #[test]
-    fn every_catalogue_code_but_404_is_documented_on_ping() {
-        let document = serde_json::to_value(document()).unwrap();
-        let responses = &document["paths"]["/ping"]["get"]["responses"];
-        for code in ErrorCode::ALL {
-            let status = code.spec().status.as_str().to_owned();
-            if code == ErrorCode::ResourceMissing {
-                assert!(responses.get(&status).is_none());
-                continue;
-            }
-            let response = shared_response(&document, &responses[&status]);
-            let example = &response["content"]["application/json"]["examples"][code.as_str()]["value"]
-                ["error"]["code"];
-            assert_eq!(example, code.as_str(), "{code:?}");
-        }
-        // Any other status, 404 among them, is read as the error envelope.
-        let default = shared_response(&document, &responses["default"]);
-        assert_eq!(
-            default["content"]["application/json"]["schema"]["$ref"],
-            "#/components/schemas/ErrorEnvelope"
-        );
-    }
-
-    #[test]
-    fn head_twin_has_its_own_id_and_no_content() {
-        let document = serde_json::to_value(document()).unwrap();
-        let head = &document["paths"]["/ping"]["head"];
-        assert_eq!(head["operationId"], "ping_head");
-        assert!(head["responses"]["200"].get("content").is_none());
-        assert_eq!(
-            head["responses"]["200"]["headers"]["Service-Request-Id"]["$ref"],
-            "#/components/headers/Service-Request-Id"
-        );
-        for (status, response) in head["responses"].as_object().unwrap() {
-            if status != "200" {
-                let shared = shared_response(&document, response);
-                assert!(shared.get("content").is_none(), "HEAD {status}");
-                assert!(
-                    shared["headers"]["Service-Request-Id"].is_object(),
-                    "HEAD {status}"
-                );
-            }
-        }
-    }
-
-    /// Every operation says whether it needs a key: ping says it needs none with OpenAPI's
-    /// empty list.
-    #[test]
-    fn every_operation_declares_its_security() {
-        let document = serde_json::to_value(document()).unwrap();
-        for (path, item) in document["paths"].as_object().unwrap() {
-            for (method, operation) in item.as_object().unwrap() {
-                assert!(operation["security"].is_array(), "{method} {path}");
-            }
-        }
-        assert_eq!(
-            document["paths"]["/ping"]["get"]["security"],
-            serde_json::json!([])
-        );
-    }
 
     /// A client generated with its defaults calls an absolute URL; a served document names the
     /// configured origin.

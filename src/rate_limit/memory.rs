@@ -3,10 +3,9 @@
 //! by one periodic task. It is the default store, and the fallback of the shared one.
 //!
 //! The limiters are consulted directly rather than through actix-governor's middleware, which
-//! cost about 7,000 instructions a request here, mostly for work this service then undid: it
-//! stores a result in the request's extensions, and allocates `x-ratelimit-*` headers that had
-//! to be parsed and replaced by the IETF fields; its 429 is plain text with a truncated wait.
-//! See BENCHMARKS.md for the measurements.
+//! did work this service then undid: it stores a result in the request's extensions, and
+//! allocates `x-ratelimit-*` headers that had to be parsed and replaced by the IETF fields; its
+//! 429 is plain text with a truncated wait (BENCHMARKS.md, "What profiling found").
 
 use actix_governor::governor::clock::Clock;
 use actix_governor::governor::middleware::StateInformationMiddleware;

@@ -34,7 +34,7 @@ use futures_util::future::LocalBoxFuture;
 use self::memory::MemoryStore;
 use self::redis::{RedisStore, StoreCounts};
 use self::store_files::{Credentials, StoreFiles};
-use crate::http::view::RequestView;
+use crate::edge::view::RequestView;
 
 /// Header names of the quota fields.
 pub const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -85,7 +85,7 @@ fn ceil_secs(duration: Duration) -> u64 {
 
 /// One limiter with its policy name and the `RateLimit-Policy` value it announces.
 struct Policy {
-    name: &'static str,
+    name: PolicyName,
     quota: Quota,
     policy_header: HeaderValue,
     /// The `RateLimit` value of a client with nothing left, which is what every refusal says:
@@ -94,9 +94,10 @@ struct Policy {
 }
 
 impl Policy {
-    fn new(name: &'static str, quota: Quota) -> Policy {
+    fn new(name: PolicyName, quota: Quota) -> Policy {
         let policy_header = HeaderValue::from_str(&format!(
-            "\"{name}\";q={};w={}",
+            "\"{}\";q={};w={}",
+            name.as_str(),
             quota.burst,
             quota.window_secs()
         ))
@@ -119,19 +120,16 @@ impl Policy {
             let used = self.quota.burst.saturating_sub(remaining);
             let refill_secs = ceil_secs(self.quota.period() * used);
             LAST_QUOTA.with_borrow_mut(|last| {
-                let slot = &mut last[usize::from(self.name != "api")];
+                let slot = &mut last[self.name as usize];
                 match slot {
                     Some(last)
-                        if last.policy == self.name
-                            && last.remaining == remaining
-                            && last.refill_secs == refill_secs =>
+                        if last.remaining == remaining && last.refill_secs == refill_secs =>
                     {
                         last.value.clone()
                     }
                     _ => {
                         let value = self.quota_now(remaining, refill_secs);
                         *slot = Some(LastQuota {
-                            policy: self.name,
                             remaining,
                             refill_secs,
                             value: value.clone(),
@@ -149,23 +147,25 @@ impl Policy {
 
     /// `"<name>";r=<remaining>;t=<seconds>`.
     fn quota_now(&self, remaining: u32, refill_secs: u64) -> HeaderValue {
-        HeaderValue::try_from(format!("\"{}\";r={remaining};t={refill_secs}", self.name))
-            .expect("digits and a token are a header value")
+        HeaderValue::try_from(format!(
+            "\"{}\";r={remaining};t={refill_secs}",
+            self.name.as_str()
+        ))
+        .expect("digits and a token are a header value")
     }
 }
 
 thread_local! {
-    /// The last `RateLimit` value this thread wrote, per policy. A client well within its
-    /// limit keeps a nearly full bucket, so most answers repeat the previous value: a clone
-    /// shares its bytes, where writing it again costs a `format!` and an allocation. It saves
-    /// 1,678 instructions per accepted request (7.7% of the 21,933 one costs; BENCHMARKS.md,
-    /// "Speed tricks re-measured").
-    static LAST_QUOTA: RefCell<[Option<LastQuota>; 2]> = const { RefCell::new([None, None]) };
+    /// The last `RateLimit` value this thread wrote, by policy (`PolicyName as usize`). A
+    /// client well within its limit keeps a nearly full bucket, so most answers repeat the
+    /// previous value: a clone shares its bytes, where writing it again costs a `format!` and
+    /// an allocation (BENCHMARKS.md, "Speed tricks re-measured").
+    static LAST_QUOTA: RefCell<[Option<LastQuota>; PolicyName::ALL.len()]> =
+        const { RefCell::new([None, None]) };
 }
 
 /// A `RateLimit` value and what it says.
 struct LastQuota {
-    policy: &'static str,
     remaining: u32,
     refill_secs: u64,
     value: HeaderValue,
@@ -283,8 +283,8 @@ impl RateLimits {
                 };
                 Arc::new(Limits {
                     policies: [
-                        Policy::new(PolicyName::Api.as_str(), settings.api),
-                        Policy::new(PolicyName::Docs.as_str(), settings.docs),
+                        Policy::new(PolicyName::Api, settings.api),
+                        Policy::new(PolicyName::Docs, settings.docs),
                     ],
                     memory: MemoryStore::new(settings.api, settings.docs),
                     shared,
@@ -510,8 +510,8 @@ mod tests {
             let request = actix_web::test::TestRequest::with_uri(path).to_srv_request();
             let view = RequestView::of(
                 &request,
-                &crate::http::routes::RouteTable::default(),
-                &crate::http::client::ClientResolver::default(),
+                &crate::edge::routes::RouteTable::default(),
+                &crate::edge::client::ClientResolver::default(),
             );
             PolicyName::of(&view)
         };
@@ -540,7 +540,7 @@ mod tests {
     #[test]
     fn quota_fields_name_the_policy_and_the_time_to_refill() {
         let policy = Policy::new(
-            "api",
+            PolicyName::Api,
             Quota {
                 per_second: 10,
                 burst: 50,
@@ -563,7 +563,7 @@ mod tests {
             assert_eq!(headers.get(RATELIMIT).unwrap(), expected);
         }
         let docs = Policy::new(
-            "docs",
+            PolicyName::Docs,
             Quota {
                 per_second: 1,
                 burst: 3,

@@ -17,7 +17,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{App, Error, HttpRequest, HttpResponse, guard, web};
 
-use crate::conventions::{DocsBase, set_convention_headers};
+use crate::conventions::{DocLinks, set_convention_headers};
 use crate::errors::ApiError;
 use crate::observability::metrics::{Exposition, Metrics};
 use crate::observability::watchdog::Watchdog;
@@ -55,7 +55,7 @@ pub struct AdminState {
     pub watchdog: Watchdog,
     pub metrics: Metrics,
     /// Where `doc_url` of an error points (the API's reference).
-    pub docs_base: DocsBase,
+    pub doc_links: DocLinks,
 }
 
 /// The admin app.
@@ -71,7 +71,7 @@ pub fn app(
     >,
 > {
     let get_or_head = || guard::Any(guard::Get()).or(guard::Head());
-    let docs_base = state.docs_base.clone();
+    let doc_links = state.doc_links.clone();
     App::new()
         .app_data(web::Data::new(state))
         .service(web::resource("/livez").guard(get_or_head()).to(livez))
@@ -82,7 +82,7 @@ pub fn app(
                 .to(metrics_text),
         )
         .default_service(web::to(move |request: HttpRequest| {
-            let response = not_served(&request, &docs_base);
+            let response = not_served(&request, &doc_links);
             async move { response }
         }))
 }
@@ -144,7 +144,7 @@ async fn metrics_text(request: HttpRequest, state: web::Data<AdminState>) -> Htt
 }
 
 /// 405 with `Allow` on an admin path, 404 anywhere else, in the contract's error shape.
-fn not_served(request: &HttpRequest, docs_base: &DocsBase) -> HttpResponse {
+fn not_served(request: &HttpRequest, doc_links: &DocLinks) -> HttpResponse {
     // The path as the router decoded and matched it, like the API's request view.
     let path = request.match_info().as_str();
     let error = if PATHS.contains(&path) {
@@ -153,7 +153,7 @@ fn not_served(request: &HttpRequest, docs_base: &DocsBase) -> HttpResponse {
         ApiError::resource_missing(request.method(), path)
     };
     let request_id = RequestId::generate();
-    let mut response = error.to_response(&request_id, docs_base.resolve(None, None));
+    let mut response = error.to_response(&request_id, doc_links.resolve(None, None));
     set_convention_headers(response.headers_mut(), &request_id, None, None);
     response
 }

@@ -14,7 +14,7 @@ use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::conventions::HeaderLimits;
-use crate::http::client::{ClientIpHeader, IpNetwork};
+use crate::edge::client::{ClientIpHeader, IpNetwork};
 use crate::observability::log_sink::WhenStalled;
 use crate::observability::logging::LogFormat;
 use crate::rate_limit::redis_url::RedisUrl;

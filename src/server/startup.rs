@@ -1,5 +1,7 @@
-//! Building and running the service. [`app`] is the app factory: the production server, the
-//! tests and the OpenAPI generator all build exactly this app. [`Application`] binds its own
+//! Building and running the service. [`app`] is the app factory: the production server and the
+//! tests build exactly this app (the tests with their own endpoints beside the API's, an
+//! [`Extension`]), and the OpenAPI generator mounts the same endpoints. [`Application`] binds
+//! its own
 //! listeners (port 0 in tests, whose real port is read back): the API's, plain or TLS, and the
 //! admin listener's (probes and metrics, see `server::admin`); it starts the workers and
 //! the background tasks (limiter pruning, certificate watching), and stops gracefully on
@@ -22,22 +24,25 @@ use actix_web::dev::{
 };
 use actix_web::http::KeepAlive;
 use actix_web::http::header::HeaderValue;
-use actix_web::{App, Error, HttpServer};
+use actix_web::{App, Error, HttpServer, web};
 use socket2::{Domain, Protocol, Socket, Type};
 use utoipa_actix_web::AppExt;
+use utoipa_actix_web::service_config::ServiceConfig;
 
-use crate::api;
+use crate::api::{self, ApiContext};
 use crate::conventions::{
-    ConventionSettings, DocsBase, HeaderLimits, RequestConventions, http_layer_rejection,
+    AnswerSettings, ConventionSettings, DocLinks, HeaderLimits, RequestConventions,
+    http_layer_rejection,
 };
 use crate::docs::{self, Docs};
-use crate::http::client::ClientResolver;
-use crate::http::extract::BodyLimit;
-use crate::http::routes::{Extra, RouteTable, no_route};
-use crate::http::state::AppState;
-use crate::http::tls::metrics::CertificateCollector;
-use crate::http::tls::{CertificateStore, TlsError};
-use crate::observability::metrics::{Metrics, RouteLabels};
+use crate::edge::client::ClientResolver;
+use crate::edge::deprecation::Deprecation;
+use crate::edge::extract::BodyLimit;
+use crate::edge::mount::Endpoints;
+use crate::edge::routes::{RouteTable, no_route};
+use crate::edge::tls::metrics::CertificateCollector;
+use crate::edge::tls::{CertificateStore, TlsError};
+use crate::observability::metrics::Metrics;
 use crate::observability::watchdog::{Watchdog, WatchdogCollector};
 use crate::rate_limit::in_flight::InFlightCeiling;
 use crate::rate_limit::metrics::{ConnectionCeilingCollector, RateLimitCollector};
@@ -46,26 +51,90 @@ use crate::server::admin::{self, AdminState, Readiness};
 use crate::server::config::{BaseUrl, ServerConfig};
 use crate::server::systemd::Notifier;
 
-/// What the app factory needs; cloned into every worker. The rate limiters inside are built
-/// once and shared, so every worker counts against the same buckets.
+/// Endpoints mounted beside the API's own, with the context they share (`X`): what the tests
+/// add. Production adds none ([`Extension::none`]); nothing here replaces the API's endpoints
+/// or its [`ApiContext`], which `Application::build` always builds and mounts.
+pub struct Extension<X: ?Sized + 'static> {
+    context: web::Data<X>,
+    endpoints: Endpoints<X>,
+    framework_routes: fn(&mut ServiceConfig),
+}
+
+impl Extension<()> {
+    /// Nothing beside the API.
+    pub fn none() -> Self {
+        Extension::new((), Endpoints::NONE)
+    }
+}
+
+impl<X: Send + Sync + 'static> Extension<X> {
+    /// `endpoints`, sharing `context`.
+    pub fn new(context: X, endpoints: Endpoints<X>) -> Self {
+        Extension {
+            context: web::Data::new(context),
+            endpoints,
+            framework_routes: |_| {},
+        }
+    }
+}
+
+impl<X: ?Sized + 'static> Extension<X> {
+    /// With `routes` mounted straight on the framework, outside `mount!` and the document:
+    /// the tests' helpers that exercise the framework's own extractors, errors and timing.
+    /// Never an endpoint.
+    pub fn with_framework_routes(mut self, routes: fn(&mut ServiceConfig)) -> Self {
+        self.framework_routes = routes;
+        self
+    }
+
+    /// Mounts the API's endpoints and these on `config`, as the app factory and the route
+    /// table see them.
+    fn mount_all(&self, config: &mut ServiceConfig) {
+        api::ENDPOINTS.mount_on(config);
+        self.endpoints.mount_on(config);
+        (self.framework_routes)(config);
+    }
+
+    /// The deprecated operations of the API and of these endpoints.
+    fn deprecations(&self) -> Vec<Deprecation> {
+        api::ENDPOINTS
+            .deprecations
+            .iter()
+            .chain(self.endpoints.deprecations)
+            .copied()
+            .collect()
+    }
+}
+
+impl<X: ?Sized> Clone for Extension<X> {
+    fn clone(&self) -> Self {
+        Extension {
+            context: self.context.clone(),
+            endpoints: self.endpoints,
+            framework_routes: self.framework_routes,
+        }
+    }
+}
+
+/// What the app factory needs; cloned into every worker. What is inside (the limiter, the
+/// contexts) is built once and shared, so every worker counts against the same buckets and
+/// reads the same stores.
 #[derive(Clone)]
 pub struct AppSettings {
     /// What the request conventions around every request work with.
     pub conventions: ConventionSettings,
     pub body_limit: BodyLimit,
-    /// Where requests are counted, when an admin listener serves the metrics.
-    pub metrics: Option<Metrics>,
-    /// What the endpoints share (`http::state`).
-    pub state: AppState,
+    /// What the API's endpoints share.
+    pub api: web::Data<ApiContext>,
     /// The documentation served beside the API, rendered once for all workers.
     pub docs: Docs,
 }
 
-/// The whole app: every route, the documentation next to it, the fallback for unknown paths
-/// and methods, and the request conventions around all of it.
-pub fn app(
+/// The whole app: every endpoint with the context it shares, the documentation next to it,
+/// the fallback for unknown paths and methods, and the request conventions around all of it.
+pub fn app<X: ?Sized + 'static>(
     settings: AppSettings,
-    extra: Extra,
+    extension: Extension<X>,
 ) -> App<
     impl ServiceFactory<
         ServiceRequest,
@@ -75,41 +144,29 @@ pub fn app(
         InitError = (),
     >,
 > {
-    let (app, document) = App::new()
+    App::new()
         .into_utoipa_app()
-        .configure(|config| api::register(config, &settings.state))
-        .configure(extra.routes)
-        .split_for_parts();
-    let deprecations: Vec<_> = api::DEPRECATIONS
-        .iter()
-        .chain(extra.deprecations)
-        .copied()
-        .collect();
-    // The one table of routes: the request view finds each request's route in it, and the
-    // 405's `Allow` and the metrics' route labels are read from it by that route.
-    let routes = Arc::new(
-        RouteTable::from_document(
-            &document,
-            &deprecations,
-            settings
-                .conventions
-                .docs_base
-                .configured()
-                .unwrap_or_default(),
-        )
-        .with_paths(&docs::PATHS, "GET, HEAD"),
-    );
-    let metrics = settings
-        .metrics
-        .map(|metrics| (metrics, RouteLabels::new(routes.templates())));
-    app.configure(|config| docs::register(config, &settings.docs))
+        .app_data(settings.api)
+        .app_data(extension.context.clone())
+        .configure(|config| extension.mount_all(config))
+        .into_app()
+        .configure(|config| docs::register(config, &settings.docs))
         .app_data(settings.body_limit)
         .default_service(actix_web::dev::fn_service(no_route))
-        .wrap(RequestConventions::new(
-            settings.conventions,
-            routes,
-            metrics,
-        ))
+        .wrap(RequestConventions::new(settings.conventions))
+}
+
+/// The one table of routes, read from the document that mounting `extension` beside the API
+/// produces (the app factory mounts exactly the same): the request view finds each request's
+/// route in it, and the 405's `Allow`, the deprecation headers and the metrics' route labels
+/// are read from it by that route.
+fn route_table<X: ?Sized>(extension: &Extension<X>, public_url: &str) -> RouteTable {
+    let (_, document) = App::new()
+        .into_utoipa_app()
+        .configure(|config| extension.mount_all(config))
+        .split_for_parts();
+    RouteTable::from_document(&document, &extension.deprecations(), public_url)
+        .with_paths(&docs::PATHS, "GET, HEAD")
 }
 
 /// Why the service could not start.
@@ -167,221 +224,73 @@ const LINGER: Duration = Duration::from_secs(2);
 const LISTEN_BACKLOG: i32 = 1024;
 
 /// Binds `addr` like `TcpListener::bind` (address reuse on, so a restart does not wait for
-/// TIME_WAIT), but with [`LISTEN_BACKLOG`].
-fn listen(addr: SocketAddr) -> io::Result<TcpListener> {
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_reuse_address(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(LISTEN_BACKLOG)?;
-    Ok(socket.into())
+/// TIME_WAIT), but with [`LISTEN_BACKLOG`]; returns the listener and the address bound.
+fn listen(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), StartupError> {
+    let bound = || -> io::Result<(TcpListener, SocketAddr)> {
+        let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+        socket.set_reuse_address(true)?;
+        socket.bind(&addr.into())?;
+        socket.listen(LISTEN_BACKLOG)?;
+        let listener: TcpListener = socket.into();
+        let local_addr = listener.local_addr()?;
+        Ok((listener, local_addr))
+    };
+    bound().map_err(|error| StartupError::Bind(addr, error))
+}
+
+/// What the API's server is built from, besides the settings: the parts `build_with` makes
+/// once and shares between the API's workers, the admin listener and the background tasks.
+struct Shared {
+    rate_limits: RateLimits,
+    watchdog: Watchdog,
+    /// The connections each peer address holds.
+    connections: InFlightCeiling,
+    /// Where requests are counted, when an admin listener serves the metrics.
+    metrics: Option<Metrics>,
+    doc_links: DocLinks,
+    /// `Strict-Transport-Security`, when serving HTTPS.
+    hsts: Option<HeaderValue>,
 }
 
 impl Application {
-    /// Binds `config.bind` and starts the service with the API's routes.
+    /// Binds `config.bind` and starts the service with the API's endpoints.
     pub fn build(config: &ServerConfig) -> Result<Application, StartupError> {
-        // The API's endpoints share nothing yet; the first with a store builds it here, from
-        // `config`, and adds it (`http::state`).
-        Application::build_with(config, AppState::default(), Extra::NONE)
+        Application::build_with(config, Extension::none())
     }
 
-    /// Like [`Application::build`], with `state` for the endpoints and `extra` mounted beside
-    /// the API's (tests mount endpoints of their own this way).
-    pub fn build_with(
+    /// Like [`Application::build`], with `extension`'s endpoints mounted beside the API's
+    /// (tests mount endpoints of their own this way; they change settings, never the API's
+    /// endpoints or its context).
+    pub fn build_with<X: ?Sized + Send + Sync + 'static>(
         config: &ServerConfig,
-        state: AppState,
-        extra: Extra,
+        extension: Extension<X>,
     ) -> Result<Application, StartupError> {
         // The certificate is checked before anything listens: a bad one never starts a server
         // that then fails every handshake.
-        let certificates = match (&config.tls_cert, &config.tls_key) {
-            (Some(cert), Some(key)) => {
-                Some(CertificateStore::load(cert, key).map_err(StartupError::Tls)?)
-            }
-            _ => None,
-        };
-        let bind_error = |error| StartupError::Bind(config.bind, error);
-        let listener = listen(config.bind).map_err(bind_error)?;
-        let local_addr = listener.local_addr().map_err(bind_error)?;
-        let admin_listener = match config.admin_bind.0 {
-            Some(addr) => {
-                let admin_error = |error| StartupError::Bind(addr, error);
-                let listener = listen(addr).map_err(admin_error)?;
-                let local_addr = listener.local_addr().map_err(admin_error)?;
-                Some((listener, local_addr))
-            }
-            None => None,
-        };
-        let scheme = if certificates.is_some() {
-            "https"
-        } else {
-            "http"
-        };
-        let docs_base = match &config.public_url {
-            Some(url) => DocsBase::fixed(url.clone().into_shared()),
-            None => DocsBase::own_origin(scheme, local_addr),
-        };
-        if let Some(everyone) = config
-            .trusted_proxies
-            .iter()
-            .find(|network| network.to_string().ends_with("/0"))
-        {
-            log::warn!(
-                "--trusted-proxies includes {everyone}: every peer is trusted, so any client \
-                 can name its own address in {} and choose its own rate-limit bucket",
-                config.client_ip_header
-            );
-        }
-        // Built here, outside the per-worker factory, so that all workers share it.
-        let store = config.rate_limit_store().map_err(StartupError::Setting)?;
-        let rate_limits = RateLimits::with_store(config.rate_limits(), &store);
-        // Every API worker beats; the monitor thread and the probes read the beats.
-        let watchdog = Watchdog::new(Duration::from_secs(config.watchdog_secs));
-        watchdog.spawn_monitor();
-        // Metrics are recorded only where a listener serves them.
-        // Per peer address, shared by every worker; without a setting, none.
-        let connections =
-            InFlightCeiling::new(config.max_connections_per_client().unwrap_or(u32::MAX));
-        let metrics = admin_listener.as_ref().map(|_| {
-            // Each part reports its own series (`Collector`s of their own).
-            let metrics = Metrics::new()
-                .with(RateLimitCollector(rate_limits.clone()))
-                .with(ConnectionCeilingCollector(connections.clone()))
-                .with(WatchdogCollector(watchdog.clone()));
-            match &certificates {
-                Some(store) => metrics.with(CertificateCollector(Arc::clone(store))),
-                None => metrics,
-            }
-        });
-        let hsts = certificates
-            .as_ref()
-            .filter(|_| config.hsts_max_age_secs > 0)
-            .map(|_| {
-                HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age_secs))
-                    .expect("a number is a header value")
-            });
-        let settings = AppSettings {
-            conventions: ConventionSettings {
-                docs_base: docs_base.clone(),
-                header_limits: config.header_limits(),
-                clients: ClientResolver::new(
-                    config.trusted_proxies.clone(),
-                    config.client_ip_header,
-                ),
-                rate_limits: rate_limits.clone(),
-                in_flight: InFlightCeiling::new(config.max_in_flight_per_client()),
-                hsts: hsts.clone(),
-            },
-            body_limit: BodyLimit {
-                bytes: config.max_body_bytes as usize,
-                stall: config.body_timeout(),
-            },
-            metrics: metrics.clone(),
-            state,
-            docs: Docs::new(config.public_url.clone().map(BaseUrl::into_shared)),
-        };
-        // The HTTP layer's own rejections answer in the contract's shape too.
-        let rejection_docs = docs_base.clone();
-        let deadlines = Deadlines {
-            send: Some(config.send_timeout()),
-            h2_idle: Some(config.h2_idle()),
-        };
-        let rejection_hsts = hsts;
-        let header_limits = config.header_limits();
-        let rejection_metrics = metrics.clone();
-        let beating = watchdog.clone();
-        let gate = connection_gate(&connections, settings.conventions.clients.clone());
-        let server = HttpServer::new(move || {
-            // The factory runs on each worker thread: batch that worker's log lines, and beat.
-            crate::observability::logging::batch_on_this_worker();
-            beating.beat_on_this_worker();
-            app(settings.clone(), extra)
-        })
-        .workers(config.worker_count())
-        .keep_alive(
-            config
-                .keep_alive()
-                .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
-        )
-        .client_request_timeout(config.request_head_timeout())
-        // Every wait a client controls after its head has arrived ends too (OPERATIONS.md,
-        // "Deadlines"): the body's is the extractor's (`http::extract::Body`); these two come
-        // from the patched actix-http under vendor/.
-        .deadlines(deadlines)
-        // From the patched actix-http too: at most so many connections per peer address.
-        .connection_gate(gate)
-        // After an early answer (the client still sending), what it sends is read and dropped
-        // for this long before the close, so that its kernel does not reset the connection
-        // before it has read the answer.
-        .client_disconnect_timeout(LINGER)
-        // HTTP/2 held to HTTP/1.1's line (OPERATIONS.md, "Connection limits"); these two settings
-        // come from the patched actix-web and actix-http under vendor/.
-        .h2_max_concurrent_streams(config.h2_max_concurrent_streams)
-        .h2_max_header_list_size(config.max_header_bytes)
-        .tls_handshake_timeout(Duration::from_millis(config.tls_handshake_timeout_ms))
-        // Also from the patched actix-http: a malformed, too large or too slow request head gets
-        // the contract's JSON error, not an empty body.
-        .h1_error_response(H1ErrorResponse::new(move |status, peer| {
-            http_layer_rejection(
-                status,
-                peer,
-                &header_limits,
-                &rejection_docs,
-                rejection_hsts.as_ref(),
-                rejection_metrics.as_ref(),
-            )
-            .into()
-        }))
-        .shutdown_timeout(config.shutdown_grace_secs)
-        // Signals are handled in `run_until_stopped`: actix-server would stop at once on
-        // SIGINT, and both signals must drain in-flight requests.
-        .disable_signals();
-        let server = match &certificates {
-            Some(store) => {
-                let tls = store.server_config().map_err(StartupError::Tls)?;
-                server.listen_rustls_0_23(listener, tls)
-            }
-            None => server.listen(listener),
-        }
-        .map_err(bind_error)?
-        .run();
+        let certificates = load_certificates(config)?;
+        let (listener, local_addr) = listen(config.bind)?;
+        let admin_listener = config.admin_bind.0.map(listen).transpose()?;
+        warn_if_every_peer_is_trusted(config);
+        let shared = Shared::build(
+            config,
+            local_addr,
+            certificates.as_ref(),
+            admin_listener.is_some(),
+        )?;
+        let settings = app_settings(config, &shared, &extension);
+        let server = api_server(
+            config,
+            &shared,
+            (settings, extension),
+            (listener, local_addr),
+            certificates.as_ref(),
+        )?;
         let readiness = Readiness::default();
-        let admin = match (admin_listener, metrics) {
-            (Some((listener, admin_addr)), Some(metrics)) => {
-                let state = AdminState {
-                    readiness: readiness.clone(),
-                    watchdog: watchdog.clone(),
-                    metrics,
-                    docs_base,
-                };
-                // The admin listener's waits and rejections are the API's: probes and scrapers
-                // are clients too, and a malformed request gets the contract's error.
-                let admin_docs = state.docs_base.clone();
-                let server = HttpServer::new(move || admin::app(state.clone()))
-                    .workers(1)
-                    .disable_signals()
-                    .shutdown_timeout(1)
-                    .client_request_timeout(config.request_head_timeout())
-                    .deadlines(deadlines)
-                    .client_disconnect_timeout(LINGER)
-                    .h1_error_response(H1ErrorResponse::new(move |status, peer| {
-                        // Plain HTTP, so no HSTS; not counted with the API's requests.
-                        http_layer_rejection(
-                            status,
-                            peer,
-                            &HeaderLimits::HTTP1,
-                            &admin_docs,
-                            None,
-                            None,
-                        )
-                        .into()
-                    }))
-                    .listen(listener)
-                    .map_err(|error| StartupError::Bind(admin_addr, error))?
-                    .run();
-                Some((server, admin_addr))
-            }
-            _ => None,
-        };
+        // Metrics are recorded exactly when an admin listener serves them.
+        let admin = admin_listener
+            .zip(shared.metrics.clone())
+            .map(|(listener, metrics)| admin_server(config, listener, metrics, &shared, &readiness))
+            .transpose()?;
         let watch_every =
             (config.tls_watch_secs > 0).then(|| Duration::from_secs(config.tls_watch_secs));
         Ok(Application {
@@ -391,11 +300,11 @@ impl Application {
             signals: Signals::new(),
             readiness,
             shutdown_delay: Duration::from_secs(config.shutdown_delay_secs),
-            rate_limits,
+            rate_limits: shared.rate_limits,
             prune_every: Duration::from_secs(config.rate_limit_prune_secs),
             files_every: watch_every,
             certificates: certificates.map(|store| (store, watch_every)),
-            watchdog,
+            watchdog: shared.watchdog,
             notifier: Notifier::from_environment(),
         })
     }
@@ -516,6 +425,227 @@ impl Application {
         log::info!("stopped");
         Ok(())
     }
+}
+
+/// The certificate and key the settings name, loaded and checked, when the service speaks
+/// HTTPS.
+fn load_certificates(config: &ServerConfig) -> Result<Option<Arc<CertificateStore>>, StartupError> {
+    match (&config.tls_cert, &config.tls_key) {
+        (Some(cert), Some(key)) => CertificateStore::load(cert, key)
+            .map(Some)
+            .map_err(StartupError::Tls),
+        _ => Ok(None),
+    }
+}
+
+/// A trusted network of every address lets any client name its own address, and so choose its
+/// own rate-limit bucket: allowed (a test bench may want it), but said at start.
+fn warn_if_every_peer_is_trusted(config: &ServerConfig) {
+    if let Some(everyone) = config
+        .trusted_proxies
+        .iter()
+        .find(|network| network.to_string().ends_with("/0"))
+    {
+        log::warn!(
+            "--trusted-proxies includes {everyone}: every peer is trusted, so any client can \
+             name its own address in {} and choose its own rate-limit bucket",
+            config.client_ip_header
+        );
+    }
+}
+
+impl Shared {
+    /// Builds, once and outside the per-worker factory, what all workers share: the limiter
+    /// and its store, the watchdog (its monitor started), the connection ceiling, the metrics
+    /// (only where an admin listener serves them, each part reporting its own series through a
+    /// collector), where `doc_url` points and the HSTS value.
+    fn build(
+        config: &ServerConfig,
+        local_addr: SocketAddr,
+        certificates: Option<&Arc<CertificateStore>>,
+        serves_metrics: bool,
+    ) -> Result<Shared, StartupError> {
+        let store = config.rate_limit_store().map_err(StartupError::Setting)?;
+        let rate_limits = RateLimits::with_store(config.rate_limits(), &store);
+        let watchdog = Watchdog::new(Duration::from_secs(config.watchdog_secs));
+        watchdog.spawn_monitor();
+        // Per peer address; without a setting, no ceiling.
+        let connections =
+            InFlightCeiling::new(config.max_connections_per_client().unwrap_or(u32::MAX));
+        let metrics = serves_metrics.then(|| {
+            let metrics = Metrics::new()
+                .with(RateLimitCollector(rate_limits.clone()))
+                .with(ConnectionCeilingCollector(connections.clone()))
+                .with(WatchdogCollector(watchdog.clone()));
+            match certificates {
+                Some(store) => metrics.with(CertificateCollector(Arc::clone(store))),
+                None => metrics,
+            }
+        });
+        let doc_links = match &config.public_url {
+            Some(url) => DocLinks::fixed(url.clone().into_shared()),
+            None if certificates.is_some() => DocLinks::own_origin("https", local_addr),
+            None => DocLinks::own_origin("http", local_addr),
+        };
+        let hsts = certificates
+            .filter(|_| config.hsts_max_age_secs > 0)
+            .map(|_| {
+                HeaderValue::from_str(&format!("max-age={}", config.hsts_max_age_secs))
+                    .expect("a number is a header value")
+            });
+        Ok(Shared {
+            rate_limits,
+            watchdog,
+            connections,
+            metrics,
+            doc_links,
+            hsts,
+        })
+    }
+
+    /// How the API's answers are written, the HTTP layer's own rejections' included.
+    fn answers(&self, config: &ServerConfig) -> AnswerSettings {
+        AnswerSettings {
+            doc_links: self.doc_links.clone(),
+            header_limits: config.header_limits(),
+            hsts: self.hsts.clone(),
+            metrics: self.metrics.clone(),
+        }
+    }
+}
+
+/// What every worker's app is built with.
+fn app_settings<X: ?Sized>(
+    config: &ServerConfig,
+    shared: &Shared,
+    extension: &Extension<X>,
+) -> AppSettings {
+    let public_url = config.public_url.clone().map(BaseUrl::into_shared);
+    AppSettings {
+        conventions: ConventionSettings {
+            routes: Arc::new(route_table(
+                extension,
+                public_url.as_deref().unwrap_or_default(),
+            )),
+            clients: ClientResolver::new(config.trusted_proxies.clone(), config.client_ip_header),
+            rate_limits: shared.rate_limits.clone(),
+            in_flight: InFlightCeiling::new(config.max_in_flight_per_client()),
+            answers: shared.answers(config),
+        },
+        body_limit: BodyLimit {
+            bytes: config.max_body_bytes as usize,
+            stall: config.body_timeout(),
+        },
+        api: web::Data::new(ApiContext::new()),
+        docs: Docs::new(public_url),
+    }
+}
+
+/// The API's server, started on `listener`: its workers, each building [`app`], and every limit and
+/// deadline the HTTP layer enforces before a request reaches the app (OPERATIONS.md,
+/// "Deadlines" and "Connection limits"; the settings marked so come from the patched
+/// actix-web and actix-http under vendor/).
+fn api_server<X: ?Sized + Send + Sync + 'static>(
+    config: &ServerConfig,
+    shared: &Shared,
+    (settings, extension): (AppSettings, Extension<X>),
+    (listener, addr): (TcpListener, SocketAddr),
+    certificates: Option<&Arc<CertificateStore>>,
+) -> Result<Server, StartupError> {
+    let rejections = settings.conventions.answers.clone();
+    let beating = shared.watchdog.clone();
+    let gate = connection_gate(&shared.connections, settings.conventions.clients.clone());
+    let server = HttpServer::new(move || {
+        // The factory runs on each worker thread: batch that worker's log lines, and beat.
+        crate::observability::logging::batch_on_this_worker();
+        beating.beat_on_this_worker();
+        app(settings.clone(), extension.clone())
+    })
+    .workers(config.worker_count())
+    .keep_alive(
+        config
+            .keep_alive()
+            .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
+    )
+    .client_request_timeout(config.request_head_timeout())
+    // Every wait a client controls after its head has arrived ends too: the body's is the
+    // extractor's (`edge::extract::Body`); these two are the patch's.
+    .deadlines(deadlines(config))
+    // The patch's: at most so many connections per peer address.
+    .connection_gate(gate)
+    // After an early answer (the client still sending), what it sends is read and dropped for
+    // this long before the close, so that its kernel does not reset the connection before it
+    // has read the answer.
+    .client_disconnect_timeout(LINGER)
+    // The patch's: HTTP/2 held to HTTP/1.1's line.
+    .h2_max_concurrent_streams(config.h2_max_concurrent_streams)
+    .h2_max_header_list_size(config.max_header_bytes)
+    .tls_handshake_timeout(Duration::from_millis(config.tls_handshake_timeout_ms))
+    // The patch's: a malformed, too large or too slow request head gets the contract's JSON
+    // error, not an empty body.
+    .h1_error_response(H1ErrorResponse::new(move |status, peer| {
+        http_layer_rejection(status, peer, &rejections).into()
+    }))
+    .shutdown_timeout(config.shutdown_grace_secs)
+    // Signals are handled in `run_until_stopped`: actix-server would stop at once on SIGINT,
+    // and both signals must drain in-flight requests.
+    .disable_signals();
+    let server = match certificates {
+        Some(store) => {
+            let tls = store.server_config().map_err(StartupError::Tls)?;
+            server.listen_rustls_0_23(listener, tls)
+        }
+        None => server.listen(listener),
+    };
+    Ok(server
+        .map_err(|error| StartupError::Bind(addr, error))?
+        .run())
+}
+
+/// The waits a client controls after its head has arrived (the patch's `Deadlines`).
+fn deadlines(config: &ServerConfig) -> Deadlines {
+    Deadlines {
+        send: Some(config.send_timeout()),
+        h2_idle: Some(config.h2_idle()),
+    }
+}
+
+/// The admin listener's server, started: probes and metrics. Its waits and rejections are the
+/// API's: probes and scrapers are clients too, and a malformed request gets the contract's error
+/// (plain HTTP, so no HSTS; not counted with the API's requests).
+fn admin_server(
+    config: &ServerConfig,
+    (listener, addr): (TcpListener, SocketAddr),
+    metrics: Metrics,
+    shared: &Shared,
+    readiness: &Readiness,
+) -> Result<(Server, SocketAddr), StartupError> {
+    let state = AdminState {
+        readiness: readiness.clone(),
+        watchdog: shared.watchdog.clone(),
+        metrics,
+        doc_links: shared.doc_links.clone(),
+    };
+    let rejections = AnswerSettings {
+        doc_links: state.doc_links.clone(),
+        header_limits: HeaderLimits::HTTP1,
+        hsts: None,
+        metrics: None,
+    };
+    let server = HttpServer::new(move || admin::app(state.clone()))
+        .workers(1)
+        .disable_signals()
+        .shutdown_timeout(1)
+        .client_request_timeout(config.request_head_timeout())
+        .deadlines(deadlines(config))
+        .client_disconnect_timeout(LINGER)
+        .h1_error_response(H1ErrorResponse::new(move |status, peer| {
+            http_layer_rejection(status, peer, &rejections).into()
+        }))
+        .listen(listener)
+        .map_err(|error| StartupError::Bind(addr, error))?
+        .run();
+    Ok((server, addr))
 }
 
 /// Prunes the limiter's quiet clients every `every`, on a thread of its own, until the returned
@@ -640,8 +770,7 @@ mod tests {
     /// library's 128 the 130th SYN is dropped and its connect stalls for a second.
     #[test]
     fn a_burst_of_connects_fits_in_the_listen_queue() {
-        let listener = listen("127.0.0.1:0".parse().unwrap()).unwrap();
-        let addr = listener.local_addr().unwrap();
+        let (_listener, addr) = listen("127.0.0.1:0".parse().unwrap()).unwrap();
         let connected: Vec<TcpStream> = (0..300)
             .map_while(|_| TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok())
             .collect();

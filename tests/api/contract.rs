@@ -22,13 +22,6 @@ pub static DOCUMENT: LazyLock<Value> = LazyLock::new(|| {
     yaml_serde::from_str(&text).expect("openapi/v1.yaml is YAML")
 });
 
-/// The document of the test build's endpoints (`things`), generated as the API's is: their
-/// responses are checked against it.
-static TEST_ENDPOINTS_DOCUMENT: LazyLock<Value> = LazyLock::new(|| {
-    let document = openapi::document_with(crate::things::EXTRA);
-    yaml_serde::from_str(&openapi::to_yaml(&document)).expect("the document is YAML")
-});
-
 /// Checks one response against the committed document (or, for an endpoint of the test build,
 /// the document generated with it); panics with the reason otherwise.
 pub fn check_response(method: &Method, path: &str, response: &TestResponse) {
@@ -40,7 +33,7 @@ pub fn check_response(method: &Method, path: &str, response: &TestResponse) {
     let operation = path.strip_prefix(prefix).and_then(|relative| {
         let found_in =
             |document: &'static Value| Some((document, find_path_item(document, relative)?));
-        found_in(&DOCUMENT).or_else(|| found_in(&TEST_ENDPOINTS_DOCUMENT))
+        found_in(&DOCUMENT).or_else(|| found_in(&crate::document::DOCUMENT))
     });
     let operation = operation.and_then(|(document, item)| {
         Some((document, item.get(method.as_str().to_ascii_lowercase())?))

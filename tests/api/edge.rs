@@ -636,17 +636,28 @@ async fn a_slow_request_head_gets_a_whole_408() {
     assert_eq!(text.matches("HTTP/1.1 408").count(), 1, "{text}");
 }
 
-/// The paths the service serves (and some it does not), to be spelled every way RFC 3986 says
-/// means the same path.
-const PATHS: [&str; 7] = [
-    "/v1/ping",
-    "/docs/",
-    "/docs/errors",
-    "/openapi/v1.json",
-    "/v1/pings",
-    "/v1/ping/x",
-    "/nothing/here",
-];
+/// The paths the service serves (every operation's, filled from its parameters' examples; the
+/// documentation; and some it does not serve), to be spelled every way RFC 3986 says means the
+/// same path.
+fn paths() -> Vec<String> {
+    let mut paths: Vec<String> = crate::document::operations()
+        .into_iter()
+        .map(|operation| operation.path)
+        .collect();
+    paths.dedup();
+    paths.extend(
+        [
+            "/docs/",
+            "/docs/errors",
+            "/openapi/v1.json",
+            "/v1/pings",
+            "/v1/ping/x",
+            "/nothing/here",
+        ]
+        .map(String::from),
+    );
+    paths
+}
 
 /// `path` with the unreserved characters chosen by `encode` percent-encoded, in upper or lower
 /// case hex.
@@ -717,14 +728,14 @@ async fn every_spelling_of_a_path_is_that_path() {
             ..Config::default()
         });
         let strategy = (
-            prop::sample::select(PATHS.to_vec()),
+            prop::sample::select(paths()),
             prop::collection::vec((any::<bool>(), any::<bool>()), 20),
             prop::sample::select(vec!["GET", "DELETE"]),
         );
         runner
             .run(&strategy, |(path, encode, method)| {
-                let spelled = spell(path, &encode);
-                let plain = observe(address, admin, method, path);
+                let spelled = spell(&path, &encode);
+                let plain = observe(address, admin, method, &path);
                 let other = observe(address, admin, method, &spelled);
                 prop_assert_eq!(plain, other, "{} {} and {}", method, path, spelled);
                 Ok(())

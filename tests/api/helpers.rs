@@ -9,11 +9,10 @@ use actix_web::dev::ServerHandle;
 use actix_web::http::header::ContentType;
 use actix_web::web::Bytes;
 use actix_web::{HttpResponse, get, post, web};
-use partner_api::http::context::RequestContext;
-use partner_api::http::extract::{Body, Query};
-use partner_api::http::state::AppState;
+use partner_api::edge::context::RequestInfo;
+use partner_api::edge::extract::{Body, NoQuery, Query};
 use partner_api::server::config::ServerConfig;
-use partner_api::server::startup::Application;
+use partner_api::server::startup::{Application, Extension};
 use reqwest::Method;
 use reqwest::header::HeaderMap;
 use serde::Deserialize;
@@ -29,7 +28,7 @@ pub struct TestApp {
     /// `http://127.0.0.1:<port>` of the admin listener (probes and metrics).
     pub admin_address: String,
     /// The certificate in use, when the app serves HTTPS.
-    pub certificates: Option<std::sync::Arc<partner_api::http::tls::CertificateStore>>,
+    pub certificates: Option<std::sync::Arc<partner_api::edge::tls::CertificateStore>>,
     handle: ServerHandle,
 }
 
@@ -62,18 +61,14 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         ..ServerConfig::default()
     };
     configure(&mut config);
-    // The test build's endpoints share their store as the API's would (`http::state`).
-    let state =
-        AppState::default().with(crate::things::ThingStore::with_count(crate::things::THINGS));
-    let application = Application::build_with(
-        &config,
-        state,
-        partner_api::http::routes::Extra {
-            routes: test_routes,
-            deprecations: crate::things::DEPRECATIONS,
-        },
+    // The test build's endpoints, mounted beside the API's with the store they share, and the
+    // helper routes that reach the framework directly.
+    let things = Extension::new(
+        crate::things::ThingStore::with_count(crate::things::THINGS),
+        crate::things::ENDPOINTS,
     )
-    .expect("the test app starts");
+    .with_framework_routes(helper_routes);
+    let application = Application::build_with(&config, things).expect("the test app starts");
     let local_addr = application.local_addr();
     let address = format!("http://{local_addr}");
     let admin_address = application
@@ -236,8 +231,8 @@ impl ExpectedError<'_> {
 }
 
 /// Asserts the exact status, convention headers and body of an error response, with
-/// `doc_url` under `docs_base`; returns the headers for further checks.
-pub fn assert_error_at(response: &TestResponse, expected: ExpectedError<'_>, docs_base: &str) {
+/// `doc_url` under `doc_links`; returns the headers for further checks.
+pub fn assert_error_at(response: &TestResponse, expected: ExpectedError<'_>, doc_links: &str) {
     assert_eq!(response.status, expected.status, "{}", response.text());
     let request_id = assert_conventions(&response.headers);
     assert_eq!(
@@ -248,7 +243,7 @@ pub fn assert_error_at(response: &TestResponse, expected: ExpectedError<'_>, doc
                 "code": expected.code,
                 "message": expected.message,
                 "param": expected.param,
-                "doc_url": format!("{docs_base}/docs/errors#{}", expected.code),
+                "doc_url": format!("{doc_links}/docs/errors#{}", expected.code),
                 "request_id": request_id,
             }
         })
@@ -261,11 +256,8 @@ impl TestApp {
     }
 }
 
-// ---- Routes mounted only by the tests, to reach shared machinery no endpoint uses yet ----
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoQuery {}
+// ---- Helper routes mounted straight on the framework, to reach shared machinery (the
+// framework's own extractors and errors, panics, slow and blocking handlers) ----
 
 #[derive(Debug, Deserialize, serde::Serialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -345,8 +337,7 @@ async fn blocks(ms: web::Path<u64>) -> HttpResponse {
     HttpResponse::Ok().finish()
 }
 
-fn test_routes(config: &mut ServiceConfig) {
-    crate::things::register(config);
+fn helper_routes(config: &mut ServiceConfig) {
     config.service(
         scope::scope("/test")
             .service(echo)
@@ -375,7 +366,7 @@ impl log::Log for CapturingLogger {
     fn log(&self, record: &log::Record) {
         if self.enabled(record.metadata()) {
             // Like the service's own format: a line written inside a request names it.
-            let id = RequestContext::with_current_id(|id| id.map(|id| format!("{id} ")));
+            let id = RequestInfo::with_current_id(|id| id.map(|id| format!("{id} ")));
             let line = format!(
                 "{} {}: {}{}",
                 record.level(),

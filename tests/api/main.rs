@@ -7,6 +7,7 @@ mod contract;
 mod conventions;
 mod deadlines;
 mod docs;
+mod document;
 mod edge;
 mod faults;
 mod helpers;

@@ -82,3 +82,51 @@ async fn a_long_path_is_cut_in_the_message() {
         ExpectedError::invalid_request(404, "resource_missing", &message, None),
     );
 }
+
+/// Every path of the document answers the methods it does not serve with 405 and its `Allow`
+/// (the methods the document gives it, HEAD with GET), and a near miss of it with 404: from
+/// the route table, whatever the endpoint.
+#[actix_web::test]
+async fn every_path_answers_other_methods_405_and_near_misses_404() {
+    let app = spawn_app().await;
+    let operations = crate::document::operations();
+    let mut paths: Vec<&str> = operations
+        .iter()
+        .map(|operation| &*operation.path)
+        .collect();
+    paths.dedup();
+    for path in paths {
+        let served: Vec<String> = operations
+            .iter()
+            .filter(|operation| operation.path == path)
+            .map(|operation| operation.method.to_ascii_uppercase())
+            .collect();
+        let allow = [
+            "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "TRACE", "PATCH",
+        ]
+        .into_iter()
+        .filter(|method| served.iter().any(|served| served == method))
+        .collect::<Vec<_>>()
+        .join(", ");
+        for method in METHODS
+            .into_iter()
+            .filter(|method| !served.iter().any(|s| s == method))
+        {
+            let response = app.send(app.request(method, path)).await;
+            let message =
+                format!("The method {method} is not allowed on this endpoint. Allowed: {allow}.");
+            app.assert_error(
+                &response,
+                ExpectedError::invalid_request(405, "method_not_allowed", &message, None),
+            );
+            assert_eq!(response.header("allow"), allow, "{method} {path}");
+        }
+        let near_miss = format!("{path}/");
+        let response = app.get(&near_miss).await;
+        let message = format!("Unrecognized request URL (GET: {near_miss}).");
+        app.assert_error(
+            &response,
+            ExpectedError::invalid_request(404, "resource_missing", &message, None),
+        );
+    }
+}

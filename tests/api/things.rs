@@ -8,21 +8,20 @@
 
 use std::collections::BTreeMap;
 
-use actix_web::dev::{AppService, HttpServiceFactory};
 use actix_web::web;
 use serde::Serialize;
 use serde::de::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
-use utoipa_actix_web::service_config::ServiceConfig;
 
 use partner_api::api::list::{Cursor, Limit, List};
+use partner_api::edge::context::RequestContext;
+use partner_api::edge::deprecation::Deprecation;
+use partner_api::edge::extract::{Body, NoBody, NoQuery, Path, Query, invalid};
+use partner_api::edge::mount::{Endpoints, Mount};
+use partner_api::edge::view::path_for_log;
 use partner_api::errors::ApiError;
-use partner_api::http::context::RequestContext;
-use partner_api::http::deprecation::Deprecation;
-use partner_api::http::extract::{Body, Path, Query, invalid};
-use partner_api::http::routes::{self, Extra};
-use partner_api::http::state::State;
+use partner_api::mount;
 
 use crate::helpers::{ExpectedError, assert_error_at, log_lines_containing, spawn_app};
 
@@ -36,9 +35,8 @@ pub struct Thing {
     /// The thing's id: `thing_` and four digits.
     #[schema(pattern = "^thing_[0-9]{4}$")]
     pub id: String,
-    /// What the thing is labelled (not `name`: the project's rules keep the word for a
-    /// member's personal data).
-    pub label: String,
+    /// What the thing is called: not member data, so a `name` like any other property.
+    pub name: String,
 }
 
 /// The `object` value of a thing.
@@ -48,7 +46,7 @@ pub enum ThingObject {
     Thing,
 }
 
-/// The things, in id order: the state behind both endpoints.
+/// The things, in id order: what both endpoints share (their context).
 pub struct ThingStore {
     things: BTreeMap<String, Thing>,
 }
@@ -62,7 +60,7 @@ impl ThingStore {
                 let thing = Thing {
                     object: ThingObject::Thing,
                     id: id.clone(),
-                    label: format!("Thing number {n}"),
+                    name: format!("Thing number {n}"),
                 };
                 (id, thing)
             })
@@ -100,23 +98,13 @@ pub struct ListThingsQuery {
     pub starting_after: Option<Cursor>,
 }
 
-/// `retrieve_thing` takes no query parameters.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoQuery {}
-
-/// Neither endpoint takes a body.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoBody {}
-
 /// The path of `retrieve_thing`.
 #[derive(Debug, serde::Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Path)]
 pub struct ThingPath {
     /// The thing's id: `thing_` and four digits.
-    #[param(value_type = String, pattern = "^thing_[0-9]{4}$")]
+    #[param(value_type = String, pattern = "^thing_[0-9]{4}$", example = "thing_0001")]
     pub thing: ThingId,
 }
 
@@ -126,20 +114,19 @@ pub struct ThingPath {
 #[utoipa::path(
     get,
     path = "/v1/things",
-    impl_for = ListThingsEndpoint,
     tag = "Things",
     security(()),
     params(ListThingsQuery),
     responses((status = 200, description = "A page of things.", body = ThingList)),
 )]
 pub async fn list_things(
+    context: RequestContext<ThingStore>,
     Query(query): Query<ListThingsQuery>,
     _body: Body<NoBody>,
-    store: State<ThingStore>,
-    context: RequestContext,
 ) -> Result<web::Json<ThingList>, ApiError> {
     let after = query.starting_after.as_ref().map(Cursor::as_str);
-    let things = store
+    let things = context
+        .app()
         .things
         .values()
         .filter(|thing| after.is_none_or(|after| thing.id.as_str() > after))
@@ -148,7 +135,7 @@ pub async fn list_things(
     log::info!(
         "listed {} things on {}",
         page.data().len(),
-        context.route().unwrap_or("-")
+        context.request().route().unwrap_or("-")
     );
     Ok(web::Json(page))
 }
@@ -159,67 +146,48 @@ pub async fn list_things(
 #[utoipa::path(
     get,
     path = "/v1/things/{thing}",
-    impl_for = RetrieveThingEndpoint,
     tag = "Things",
     security(()),
     params(ThingPath),
     responses((status = 200, description = "The thing.", body = Thing)),
 )]
 pub async fn retrieve_thing(
+    context: RequestContext<ThingStore>,
     Path(path): Path<ThingPath>,
     _query: Query<NoQuery>,
     _body: Body<NoBody>,
-    store: State<ThingStore>,
-    request: actix_web::HttpRequest,
 ) -> Result<web::Json<Thing>, ApiError> {
     let ThingId(id) = path.thing;
-    match store.things.get(&id) {
+    match context.app().things.get(&id) {
         Some(thing) => Ok(web::Json(thing.clone())),
         None => {
-            log::info!("no thing {id}");
-            Err(ApiError::resource_missing(request.method(), request.path()))
+            let request = context.request();
+            log::info!(
+                "no thing {id} for {} {}",
+                request.method(),
+                path_for_log(request.path())
+            );
+            Err(ApiError::no_such("thing", &id))
         }
     }
 }
 
-pub struct ListThingsEndpoint;
-
-impl HttpServiceFactory for ListThingsEndpoint {
-    fn register(self, config: &mut AppService) {
-        routes::resource::<ListThingsEndpoint>()
-            .to(list_things)
-            .register(config);
-    }
-}
-
-pub struct RetrieveThingEndpoint;
-
-impl HttpServiceFactory for RetrieveThingEndpoint {
-    fn register(self, config: &mut AppService) {
-        routes::resource::<RetrieveThingEndpoint>()
-            .to(retrieve_thing)
-            .register(config);
-    }
-}
-
-/// The rows `api::DEPRECATIONS` would hold for them: retrieving a thing is deprecated, to
-/// exercise the machinery (a list of things with `starting_after` would be its successor).
-pub const DEPRECATIONS: &[Deprecation] = &[Deprecation {
-    operation_id: "retrieve_thing",
-    deprecated_on: "2026-11-25",
-    sunset_on: Some("2027-12-31"),
-}];
-
-/// The test build's endpoints, as the document of the test build is generated with them.
-pub const EXTRA: Extra = Extra {
-    routes: register,
-    deprecations: DEPRECATIONS,
+/// Both endpoints, as `api::ENDPOINTS` would hold them: mounted, their tag described, and
+/// retrieving a thing deprecated, to exercise that machinery (a list of things with
+/// `starting_after` would be its successor).
+pub const ENDPOINTS: Endpoints<ThingStore> = Endpoints {
+    mount,
+    tags: &[("Things", "Things, to rehearse the endpoints to come.")],
+    deprecations: &[Deprecation {
+        operation_id: "retrieve_thing",
+        deprecated_on: "2026-11-25",
+        sunset_on: Some("2027-12-31"),
+    }],
 };
 
-/// Mounts both endpoints: what `api::register` would hold for them.
-pub fn register(config: &mut ServiceConfig) {
-    config.service(ListThingsEndpoint);
-    config.service(RetrieveThingEndpoint);
+fn mount(mount: &mut Mount<'_, '_, ThingStore>) {
+    mount!(mount, list_things);
+    mount!(mount, retrieve_thing);
 }
 
 // ---- The tests ----
@@ -266,8 +234,8 @@ async fn a_page_holds_what_limit_asks_for_up_to_a_hundred() {
         json!({
             "object": "list",
             "data": [
-                {"object": "thing", "id": "thing_0004", "label": "Thing number 4"},
-                {"object": "thing", "id": "thing_0005", "label": "Thing number 5"},
+                {"object": "thing", "id": "thing_0004", "name": "Thing number 4"},
+                {"object": "thing", "id": "thing_0005", "name": "Thing number 5"},
             ],
             "has_more": true,
             "next_cursor": "thing_0005",
@@ -332,7 +300,7 @@ async fn a_thing_is_found_by_its_id_and_a_malformed_id_is_named() {
     assert_eq!(response.status, 200);
     assert_eq!(
         response.json(),
-        json!({"object": "thing", "id": "thing_0007", "label": "Thing number 7"})
+        json!({"object": "thing", "id": "thing_0007", "name": "Thing number 7"})
     );
     let head = app.send(app.request("HEAD", "/v1/things/thing_0007")).await;
     assert_eq!((head.status, head.body.len()), (200, 0));
@@ -343,7 +311,7 @@ async fn a_thing_is_found_by_its_id_and_a_malformed_id_is_named() {
             status: 404,
             error_type: "invalid_request_error",
             code: "resource_missing",
-            message: "Unrecognized request URL (GET: /v1/things/thing_0099).",
+            message: "No such thing: 'thing_0099'.",
             param: None,
         },
         &app.address,
@@ -387,11 +355,27 @@ async fn a_handlers_log_lines_carry_its_request_id() {
     );
 }
 
+/// A handler knows its request as the service decided it: the method, and the path as the
+/// router decoded it (the `%5F` of the target is `_` here, as it was for the route).
+#[actix_web::test]
+async fn a_handler_knows_the_method_and_the_decoded_path() {
+    let app = spawn_app().await;
+    for method in ["GET", "HEAD"] {
+        let response = app
+            .send(app.request(method, "/v1/things/thing%5F0042"))
+            .await;
+        assert_eq!(response.status, 404);
+        let id = response.header("service-request-id");
+        let line = format!("{id} no thing thing_0042 for {method} /v1/things/thing_0042");
+        assert_eq!(log_lines_containing(&line).len(), 1, "{method}");
+    }
+}
+
 /// The document of the API with these endpoints, written for `scripts/lint-openapi` to lint
 /// with the project's rules (`target/test-endpoints/v1.yaml`), and what it says of them.
 #[test]
 fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
-    let document = partner_api::openapi::document_with(crate::things::EXTRA);
+    let document = partner_api::openapi::document_with(&ENDPOINTS);
     let yaml = partner_api::openapi::to_yaml(&document);
     let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/target/test-endpoints");
     std::fs::create_dir_all(directory).unwrap();
@@ -441,14 +425,13 @@ fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
         page["properties"]["data"]["items"]["$ref"],
         "#/components/schemas/Thing"
     );
-    // The tags in use, and only those.
-    let tags: Vec<&str> = document["tags"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|tag| tag["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(tags, ["Utility", "Things"]);
+    // Their tag, described, after the API's own (`document::every_tag_in_use_is_listed_with_its_
+    // description` holds every tag to that).
+    let tags = document["tags"].as_array().unwrap();
+    assert_eq!(
+        tags.last().unwrap(),
+        &json!({"name": "Things", "description": "Things, to rehearse the endpoints to come."})
+    );
     // What two GET endpoints add to the document: their own parameters, success responses
     // and types, and a line or two per shared convention (CONTRIBUTING.md, "How to add an
     // endpoint"); the conventions themselves are described once, in `components`.
@@ -461,9 +444,12 @@ fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
         }
         partner_api::openapi::to_yaml(&document).lines().count()
     };
-    let added = lines_without_shared_responses(partner_api::openapi::document_with(Extra::routes(
-        register,
-    ))) - lines_without_shared_responses(partner_api::openapi::document());
+    let undeprecated = Endpoints {
+        deprecations: &[],
+        ..ENDPOINTS
+    };
+    let added = lines_without_shared_responses(partner_api::openapi::document_with(&undeprecated))
+        - lines_without_shared_responses(partner_api::openapi::document());
     println!("the list and the get add {added} lines to the document");
     assert!(added <= 2 * 150, "the list and the get add {added} lines");
 }
@@ -515,7 +501,7 @@ async fn a_deprecated_operation_says_so_on_every_answer() {
     let refused = refused.expect("a 429 within ten more requests");
     assert_eq!(deprecation_headers(&refused), expected);
 
-    let document = partner_api::openapi::document_with(EXTRA);
+    let document = partner_api::openapi::document_with(&ENDPOINTS);
     let document = serde_json::to_value(&document).unwrap();
     for method in ["get", "head"] {
         let operation = &document["paths"]["/things/{thing}"][method];

@@ -6,7 +6,7 @@
 //! every other part writes its own through a collector of its own, handed over where the
 //! server is built (`Application::build_with`, with [`Metrics::with`]): after the requests'
 //! series come the log sink's, the limiter's (`rate_limit::metrics`), the watchdog's, the
-//! certificate's (`http::tls::metrics`), the build's and the process's.
+//! certificate's (`edge::tls::metrics`), the build's and the process's.
 //!
 //! What one request pays, and why it is shared-nothing: each worker records its requests in
 //! cells of its own (a counter, a sum and the histogram's buckets, all relaxed atomics that only
@@ -52,7 +52,7 @@ use prometheus_client::registry::{Registry, Unit};
 
 use super::log_sink::LogSinkCollector;
 use super::process::ProcessCollector;
-use crate::http::routes::RouteIndex as TableIndex;
+use crate::edge::routes::RouteIndex as TableIndex;
 use crate::rate_limit::PolicyName;
 
 pub mod exposition;
@@ -641,7 +641,7 @@ impl Collector for BuildCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::http::routes::RouteTable;
+    use crate::edge::routes::RouteTable;
 
     fn table() -> RouteTable {
         RouteTable::default().with_paths(&["/v1/ping", "/v1/things/{thing}", "/docs/errors"], "GET")

@@ -20,6 +20,18 @@ use serde::de::value::MapDeserializer;
 
 use crate::errors::{ApiError, ErrorCode};
 
+/// The query of an endpoint that takes no parameters: anything sent is refused as
+/// `parameter_unknown`, never ignored.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoQuery {}
+
+/// The body of an endpoint that takes none: no body, an empty one or `{}` is accepted, any
+/// field is refused as `parameter_unknown`.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoBody {}
+
 /// How a request body is read: the most bytes accepted, and the longest wait for its next
 /// piece. Registered as app data by the app factory.
 #[derive(Clone, Copy, Debug)]
@@ -155,9 +167,8 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
 }
 
 /// `T` from no fields at all, which is what an empty query string or an absent body means,
-/// built without running a parser (nearly every request has neither): about 235 instructions
-/// per request (1.1% of the 22,030 an accepted request costs; BENCHMARKS.md, "Speed tricks
-/// re-measured"). `None` when `T` has a required field: then the caller's parser runs on the
+/// built without running a parser, since nearly every request has neither (BENCHMARKS.md,
+/// "Speed tricks re-measured"). `None` when `T` has a required field: then the caller's parser runs on the
 /// empty input and words the error.
 fn from_no_fields<T: DeserializeOwned>() -> Option<T> {
     let no_fields =

@@ -63,6 +63,11 @@ impl RequestView {
         self.decoded.as_deref().unwrap_or_else(|| self.uri.path())
     }
 
+    /// The path as the router decoded it, when that differs from the path as sent.
+    pub fn decoded_path(&self) -> Option<&str> {
+        self.decoded.as_deref()
+    }
+
     /// The request target as sent.
     pub fn uri(&self) -> &Uri {
         &self.uri

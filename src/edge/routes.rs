@@ -1,6 +1,6 @@
-//! The route machinery every endpoint is mounted with, below the endpoints themselves (the
-//! list of them is `api::register`). [`resource`] mounts an endpoint's handler at the path and
-//! for the methods its `#[utoipa::path]` documents, so the two cannot disagree. [`RouteTable`]
+//! The route machinery every endpoint is mounted with (through `edge::mount`). [`resource`] is
+//! an endpoint's resource at the path and for the methods its `#[utoipa::path]` documents, so
+//! the two cannot disagree. [`RouteTable`]
 //! is built from the document that registration produced; the request view finds a request's
 //! route in it once, and the 405 (with `Allow`) or 404 of a request no route took, the rate
 //! limit's policy and the metrics' route label all follow that one answer, so every new
@@ -15,7 +15,6 @@ use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::{HttpMethod, Operation, PathItem};
-use utoipa_actix_web::service_config::ServiceConfig;
 
 use super::deprecation::{Deprecation, DeprecationHeaders};
 
@@ -25,8 +24,8 @@ static DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
 static SUNSET: HeaderName = HeaderName::from_static("sunset");
 
 /// Version prefix of every endpoint; the OpenAPI document's server URL. Handlers carry their
-/// full path (`/v1/...`) rather than sitting in a `/v1` scope: the scope cost a second routing
-/// pass on every request (about 2,000 instructions, measured with callgrind).
+/// full path (`/v1/...`) rather than sitting in a `/v1` scope, which would cost a second
+/// routing pass on every request (BENCHMARKS.md, "Speed tricks re-measured").
 /// `openapi::document` checks that every path starts with it.
 pub const API_PREFIX: &str = "/v1";
 
@@ -42,8 +41,8 @@ pub fn resource<E: utoipa::Path>() -> Resource {
 
 /// Admits the methods an endpoint answers. actix-web's own method guards also record every
 /// method they check in the request's extensions, for a 405 of actix-web's that this service
-/// answers from [`RouteTable`] instead: two allocations and 801 instructions on every request
-/// (3.7% of the 21,933 an accepted request costs; BENCHMARKS.md, "Speed tricks re-measured").
+/// answers from [`RouteTable`] instead: two allocations on every request (BENCHMARKS.md,
+/// "Speed tricks re-measured").
 struct MethodsGuard(Vec<Method>);
 
 impl Guard for MethodsGuard {
@@ -62,29 +61,6 @@ fn actix_method(method: &HttpMethod) -> Method {
         HttpMethod::Head => Method::HEAD,
         HttpMethod::Patch => Method::PATCH,
         HttpMethod::Trace => Method::TRACE,
-    }
-}
-
-/// What is mounted next to the API's own endpoints; production mounts nothing. Tests use it
-/// to reach the shared machinery (body parsing, panics, slow requests, deprecation) through
-/// routes of their own.
-#[derive(Clone, Copy)]
-pub struct Extra {
-    pub routes: fn(&mut ServiceConfig),
-    /// The rows of their operations, read like `api::DEPRECATIONS`'s.
-    pub deprecations: &'static [Deprecation],
-}
-
-impl Extra {
-    /// Nothing beside the API.
-    pub const NONE: Extra = Extra::routes(|_| {});
-
-    /// `routes`, none of them deprecated.
-    pub const fn routes(routes: fn(&mut ServiceConfig)) -> Extra {
-        Extra {
-            routes,
-            deprecations: &[],
-        }
     }
 }
 

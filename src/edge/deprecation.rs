@@ -81,40 +81,25 @@ impl Deprecation {
     }
 }
 
-/// Seconds from the Unix epoch to the start (00:00 UTC) of `day`, `YYYY-MM-DD`.
+/// Seconds from the Unix epoch to the start (00:00 UTC) of `day`, written `YYYY-MM-DD`
+/// exactly (jiff alone would also read other ISO 8601 spellings), from 1970 on.
 fn unix_seconds(day: &str) -> Result<u64, String> {
     let malformed = || format!("{day:?} is not a day written YYYY-MM-DD");
-    let mut parts = day.splitn(3, '-');
-    let mut number = |digits: usize| -> Result<i64, String> {
-        let part = parts
-            .next()
-            .filter(|part| part.len() == digits)
-            .ok_or_else(malformed)?;
-        if !part.bytes().all(|byte| byte.is_ascii_digit()) {
-            return Err(malformed());
-        }
-        part.parse().map_err(|_| malformed())
-    };
-    let (year, month, date) = (number(4)?, number(2)?, number(2)?);
-    let days_in_month = match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        _ => return Err(malformed()),
-    };
-    if !(1..=days_in_month).contains(&date) || year < 1970 {
+    let shape = day.len() == 10
+        && day.bytes().enumerate().all(|(at, byte)| match at {
+            4 | 7 => byte == b'-',
+            _ => byte.is_ascii_digit(),
+        });
+    if !shape {
         return Err(malformed());
     }
-    // Days from the epoch to the civil date (the proleptic Gregorian calendar), by Howard
-    // Hinnant's `days_from_civil`.
-    let shifted_year = if month <= 2 { year - 1 } else { year };
-    let era = shifted_year.div_euclid(400);
-    let year_of_era = shifted_year - era * 400;
-    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + date - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    let days = era * 146_097 + day_of_era - 719_468;
-    u64::try_from(days * 86_400).map_err(|_| malformed())
+    let date: jiff::civil::Date = day.parse().map_err(|_| malformed())?;
+    let start = date
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .map_err(|_| malformed())?
+        .timestamp()
+        .as_second();
+    u64::try_from(start).map_err(|_| malformed())
 }
 
 #[cfg(test)]

@@ -1,0 +1,245 @@
+//! What a handler knows, as one argument: [`RequestContext<C>`], the request it serves as the
+//! service decided it ([`RequestInfo`]: its id, client, route, method and path, taken from the
+//! request's one view, `edge::view`) and what the endpoints mounted with it share (`C`: for the
+//! API's endpoints `api::ApiContext`, built once by the app factory). It is dropshot's
+//! `RequestContext<C>`: a handler reads `context.app().<part>`, a field, so a part that does
+//! not exist is a compile error, and `edge::mount` admits a handler only where the app factory
+//! installs its `C`, so the context cannot be missing when a request arrives.
+//!
+//! Every log line written while the request's handler runs carries the request id: the
+//! conventions middleware polls the handler's future inside [`InContext`], which makes the
+//! request's [`RequestInfo`] the current one of its thread for the duration of each poll, and
+//! the logger reads it. Code on another thread (the blocking pool) has no current request: it
+//! logs with the context it was handed, `context.request().request_id()`.
+
+use std::cell::RefCell;
+use std::future::{Future, Ready, ready};
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use actix_web::dev::Payload;
+use actix_web::http::Method;
+use actix_web::http::uri::Uri;
+use actix_web::{FromRequest, HttpRequest, web};
+
+use super::view::RequestView;
+use crate::errors::ApiError;
+use crate::request_id::RequestId;
+
+/// One request as the service decided it; see the module documentation. A partner's identity
+/// joins it once API keys exist: it is `#[non_exhaustive]` and read through methods, so that
+/// adds a method and breaks no caller. Cloning it copies the id, counts one more reference to
+/// the route's template and the target's bytes; it can be sent to another thread.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct RequestInfo {
+    request_id: RequestId,
+    client: Option<IpAddr>,
+    route: Option<Arc<str>>,
+    method: Method,
+    /// The request target as sent, which holds the path when it needed no decoding.
+    target: Uri,
+    /// The path as the router decoded it, when that differs from the path as sent.
+    decoded_path: Option<Box<str>>,
+}
+
+impl RequestInfo {
+    /// The request `view` decided, with id `request_id`, taken by the route with template
+    /// `route` (`/v1/things/{thing}`), or by none.
+    pub fn new(request_id: RequestId, view: &RequestView, route: Option<Arc<str>>) -> Self {
+        RequestInfo {
+            request_id,
+            client: view.client(),
+            route,
+            method: view.method().clone(),
+            target: view.uri().clone(),
+            decoded_path: view.decoded_path().map(Box::from),
+        }
+    }
+
+    /// The request's id, as in its `Service-Request-Id` header.
+    pub fn request_id(&self) -> RequestId {
+        self.request_id
+    }
+
+    /// The client's address: the socket's peer, or what the trusted proxy's header says.
+    pub fn client(&self) -> Option<IpAddr> {
+        self.client
+    }
+
+    /// The template of the route that took the request (`/v1/ping`), as the metrics label
+    /// it; `None` for a request no route took.
+    pub fn route(&self) -> Option<&str> {
+        self.route.as_deref()
+    }
+
+    /// The request's method (`HEAD` for a `HEAD` served by a `GET` handler).
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// The path as the router decoded and matched it (`/v1/things/thing_0001`). It may hold
+    /// any byte a client percent-encoded: log it with `edge::view::path_for_log`.
+    pub fn path(&self) -> &str {
+        self.decoded_path
+            .as_deref()
+            .unwrap_or_else(|| self.target.path())
+    }
+
+    /// The request whose handler this thread is running now, if any.
+    pub fn current() -> Option<RequestInfo> {
+        CURRENT.try_with(|current| current.borrow().clone()).ok()?
+    }
+
+    /// Runs `f` with the id of the current request, if there is one, without cloning it:
+    /// what the logger calls for every line.
+    pub fn with_current_id<T>(f: impl FnOnce(Option<&RequestId>) -> T) -> T {
+        let mut f = Some(f);
+        let answer = CURRENT.try_with(|current| {
+            // A line logged while the request is being swapped (never, today) goes without.
+            let current = current.try_borrow().ok();
+            let id = current
+                .as_deref()
+                .and_then(|info| info.as_ref().map(|info| &info.request_id));
+            (f.take().expect("called once"))(id)
+        });
+        match answer {
+            Ok(answer) => answer,
+            // The thread is being torn down: no request runs on it any more.
+            Err(_) => (f.take().expect("not called yet"))(None),
+        }
+    }
+}
+
+/// What a handler receives: its request ([`RequestInfo`]) and what the endpoints mounted
+/// with it share (`C`); see the module documentation. Cloning it is cheap; it can be sent to
+/// another thread when `C` can.
+#[derive(Debug)]
+pub struct RequestContext<C: ?Sized> {
+    request: RequestInfo,
+    app: web::Data<C>,
+}
+
+impl<C: ?Sized> RequestContext<C> {
+    /// The request being served.
+    pub fn request(&self) -> &RequestInfo {
+        &self.request
+    }
+
+    /// What the endpoints share (`api::ApiContext` for the API's own).
+    pub fn app(&self) -> &C {
+        &self.app
+    }
+}
+
+impl<C: ?Sized> Clone for RequestContext<C> {
+    fn clone(&self) -> Self {
+        RequestContext {
+            request: self.request.clone(),
+            app: self.app.clone(),
+        }
+    }
+}
+
+impl<C: ?Sized + 'static> FromRequest for RequestContext<C> {
+    type Error = ApiError;
+    type Future = Ready<Result<Self, ApiError>>;
+
+    fn from_request(request: &HttpRequest, _: &mut Payload) -> Self::Future {
+        // Extractors run inside the handler's future, which the middleware polls with its
+        // request current, and `edge::mount` admits this argument only where the app factory
+        // installs `C`. Neither can be missing; were the app built otherwise, the answer is an
+        // internal error with the cause in the log, never a panic.
+        let current = RequestInfo::current();
+        let app = request.app_data::<web::Data<C>>().cloned();
+        ready(match (current, app) {
+            (Some(request), Some(app)) => Ok(RequestContext { request, app }),
+            (None, _) => Err(ApiError::internal("the request has no context")),
+            (_, None) => Err(ApiError::internal(format!(
+                "no context of type {} was installed",
+                std::any::type_name::<C>()
+            ))),
+        })
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<RequestInfo>> = const { RefCell::new(None) };
+}
+
+/// Exchanges `slot` with the thread's current request.
+fn swap_current(slot: &mut Option<RequestInfo>) {
+    let _ = CURRENT.try_with(|current| std::mem::swap(&mut *current.borrow_mut(), slot));
+}
+
+pin_project_lite::pin_project! {
+    /// A handler's future, polled with its request as the thread's current one.
+    pub struct InContext<F> {
+        #[pin]
+        future: F,
+        // The request while the future is not being polled; during a poll, the request that
+        // was current before (it is exchanged with the thread's, and back).
+        request: Option<RequestInfo>,
+    }
+}
+
+impl<F: Future> InContext<F> {
+    pub fn new(request: RequestInfo, future: F) -> Self {
+        InContext {
+            future,
+            request: Some(request),
+        }
+    }
+}
+
+impl<F: Future> Future for InContext<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        // Exchanged back on the way out, panics included, so that a request is current only
+        // while its own future is polled (a nested one's inside it, then its own again). An
+        // exchange, not a copy: nothing is allocated or counted per poll.
+        struct Restore<'a>(&'a mut Option<RequestInfo>);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                swap_current(self.0);
+            }
+        }
+        swap_current(this.request);
+        let _restore = Restore(this.request);
+        this.future.poll(cx)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A request for `GET /v1/ping` with id `RequestId::EXAMPLE`.
+    pub(crate) fn example() -> RequestInfo {
+        RequestInfo {
+            request_id: RequestId::EXAMPLE,
+            client: None,
+            route: Some(Arc::from("/v1/ping")),
+            method: Method::GET,
+            target: Uri::from_static("/v1/ping"),
+            decoded_path: None,
+        }
+    }
+
+    #[test]
+    fn the_request_is_current_only_while_its_future_is_polled() {
+        let mut seen = None;
+        let future = InContext::new(example(), async {
+            seen = RequestInfo::current().map(|info| (info.request_id(), info.path().to_owned()));
+        });
+        assert!(RequestInfo::current().is_none());
+        futures_util::FutureExt::now_or_never(future).unwrap();
+        assert_eq!(seen, Some((RequestId::EXAMPLE, "/v1/ping".to_owned())));
+        assert!(RequestInfo::current().is_none());
+        RequestInfo::with_current_id(|id| assert!(id.is_none()));
+    }
+}
