@@ -292,7 +292,7 @@ where
     // What the handler and the code it calls know of the request (`edge::context`).
     let request_info = RequestInfo::new(
         request_id,
-        &summary.view,
+        summary.view.client(),
         summary
             .view
             .route()

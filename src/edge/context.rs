@@ -1,6 +1,6 @@
 //! What a handler knows, as one argument: [`RequestContext<C>`], the request it serves as the
-//! service decided it ([`RequestInfo`]: its id, client, route, method and path, taken from the
-//! request's one view, `edge::view`) and what the endpoints mounted with it share (`C`: for the
+//! service decided it (its id, client and route, [`RequestInfo`], and its method and path as
+//! the request's one view, `edge::view`, reads them) and what the endpoints mounted with it share (`C`: for the
 //! API's endpoints `api::ApiContext`, built once by the app factory). It is dropshot's
 //! `RequestContext<C>`: a handler reads `context.app().<part>`, a field, so a part that does
 //! not exist is a compile error, and `edge::mount` admits a handler only where the app factory
@@ -10,7 +10,7 @@
 //! conventions middleware polls the handler's future inside [`InContext`], which makes the
 //! request's [`RequestInfo`] the current one of its thread for the duration of each poll, and
 //! the logger reads it. Code on another thread (the blocking pool) has no current request: it
-//! logs with the context it was handed, `context.request().request_id()`.
+//! logs with the context it was handed, `context.request_id()`.
 
 use std::cell::RefCell;
 use std::future::{Future, Ready, ready};
@@ -21,41 +21,33 @@ use std::task::{Context, Poll};
 
 use actix_web::dev::Payload;
 use actix_web::http::Method;
-use actix_web::http::uri::Uri;
 use actix_web::{FromRequest, HttpRequest, web};
 
-use super::view::RequestView;
+use super::view::routed_path;
 use crate::errors::ApiError;
 use crate::request_id::RequestId;
 
-/// One request as the service decided it; see the module documentation. A partner's identity
-/// joins it once API keys exist: it is `#[non_exhaustive]` and read through methods, so that
-/// adds a method and breaks no caller. Cloning it copies the id, counts one more reference to
-/// the route's template and the target's bytes; it can be sent to another thread.
+/// One request as the service decided it, what every log line written for it needs: its id,
+/// its client and its route. A partner's identity joins it once API keys exist: it is
+/// `#[non_exhaustive]` and read through methods, so that adds a method and breaks no caller.
+/// Cloning it copies the id and counts one more reference to the route's template; it can be
+/// sent to another thread.
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct RequestInfo {
     request_id: RequestId,
     client: Option<IpAddr>,
     route: Option<Arc<str>>,
-    method: Method,
-    /// The request target as sent, which holds the path when it needed no decoding.
-    target: Uri,
-    /// The path as the router decoded it, when that differs from the path as sent.
-    decoded_path: Option<Box<str>>,
 }
 
 impl RequestInfo {
-    /// The request `view` decided, with id `request_id`, taken by the route with template
-    /// `route` (`/v1/things/{thing}`), or by none.
-    pub fn new(request_id: RequestId, view: &RequestView, route: Option<Arc<str>>) -> Self {
+    /// The request with id `request_id`, from `client` (when known), taken by the route with
+    /// template `route` (`/v1/things/{thing}`), or by none.
+    pub fn new(request_id: RequestId, client: Option<IpAddr>, route: Option<Arc<str>>) -> Self {
         RequestInfo {
             request_id,
-            client: view.client(),
+            client,
             route,
-            method: view.method().clone(),
-            target: view.uri().clone(),
-            decoded_path: view.decoded_path().map(Box::from),
         }
     }
 
@@ -73,19 +65,6 @@ impl RequestInfo {
     /// it; `None` for a request no route took.
     pub fn route(&self) -> Option<&str> {
         self.route.as_deref()
-    }
-
-    /// The request's method (`HEAD` for a `HEAD` served by a `GET` handler).
-    pub fn method(&self) -> &Method {
-        &self.method
-    }
-
-    /// The path as the router decoded and matched it (`/v1/things/thing_0001`). It may hold
-    /// any byte a client percent-encoded: log it with `edge::view::path_for_log`.
-    pub fn path(&self) -> &str {
-        self.decoded_path
-            .as_deref()
-            .unwrap_or_else(|| self.target.path())
     }
 
     /// The request whose handler this thread is running now, if any.
@@ -113,24 +92,54 @@ impl RequestInfo {
     }
 }
 
-/// What a handler receives: its request ([`RequestInfo`]) and what the endpoints mounted
-/// with it share (`C`); see the module documentation. Cloning it is cheap; it can be sent to
-/// another thread when `C` can.
+/// What a handler receives: its request ([`RequestInfo`], with its method and path) and what
+/// the endpoints mounted with it share (`C`); see the module documentation. It can be sent to
+/// another thread when `C` can (the blocking pool: log with its `request_id()` there).
 #[derive(Debug)]
 pub struct RequestContext<C: ?Sized> {
     request: RequestInfo,
+    method: Method,
+    path: Box<str>,
     app: web::Data<C>,
 }
 
 impl<C: ?Sized> RequestContext<C> {
-    /// The request being served.
-    pub fn request(&self) -> &RequestInfo {
-        &self.request
+    /// The request's id, as in its `Service-Request-Id` header.
+    pub fn request_id(&self) -> RequestId {
+        self.request.request_id
+    }
+
+    /// The client's address: the socket's peer, or what the trusted proxy's header says.
+    pub fn client(&self) -> Option<IpAddr> {
+        self.request.client
+    }
+
+    /// The template of the route that took the request (`/v1/things/{thing}`).
+    pub fn route(&self) -> Option<&str> {
+        self.request.route()
+    }
+
+    /// The request's method (`HEAD` for a `HEAD` served by a `GET` handler).
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// The path as the request's view decided it: decoded and matched by the router
+    /// (`/v1/things/thing_0001` for `/v1/things/thing%5F0001`). It may hold any byte a client
+    /// percent-encoded: log it with `edge::view::path_for_log`.
+    pub fn path(&self) -> &str {
+        &self.path
     }
 
     /// What the endpoints share (`api::ApiContext` for the API's own).
     pub fn app(&self) -> &C {
         &self.app
+    }
+
+    /// The request, to hand to what runs on for it: a spawned task polled in
+    /// [`InContext`] logs with its id.
+    pub fn request(&self) -> &RequestInfo {
+        &self.request
     }
 }
 
@@ -138,6 +147,8 @@ impl<C: ?Sized> Clone for RequestContext<C> {
     fn clone(&self) -> Self {
         RequestContext {
             request: self.request.clone(),
+            method: self.method.clone(),
+            path: self.path.clone(),
             app: self.app.clone(),
         }
     }
@@ -151,11 +162,17 @@ impl<C: ?Sized + 'static> FromRequest for RequestContext<C> {
         // Extractors run inside the handler's future, which the middleware polls with its
         // request current, and `edge::mount` admits this argument only where the app factory
         // installs `C`. Neither can be missing; were the app built otherwise, the answer is an
-        // internal error with the cause in the log, never a panic.
+        // internal error with the cause in the log, never a panic. The method and path are
+        // taken here, for the handlers that ask, as the view took them (`view::routed_path`).
         let current = RequestInfo::current();
         let app = request.app_data::<web::Data<C>>().cloned();
         ready(match (current, app) {
-            (Some(request), Some(app)) => Ok(RequestContext { request, app }),
+            (Some(info), Some(app)) => Ok(RequestContext {
+                request: info,
+                method: request.method().clone(),
+                path: Box::from(routed_path(request)),
+                app,
+            }),
             (None, _) => Err(ApiError::internal("the request has no context")),
             (_, None) => Err(ApiError::internal(format!(
                 "no context of type {} was installed",
@@ -218,27 +235,24 @@ impl<F: Future> Future for InContext<F> {
 pub(crate) mod tests {
     use super::*;
 
-    /// A request for `GET /v1/ping` with id `RequestId::EXAMPLE`.
+    /// A request with id `RequestId::EXAMPLE`, taken by `/v1/ping`.
     pub(crate) fn example() -> RequestInfo {
-        RequestInfo {
-            request_id: RequestId::EXAMPLE,
-            client: None,
-            route: Some(Arc::from("/v1/ping")),
-            method: Method::GET,
-            target: Uri::from_static("/v1/ping"),
-            decoded_path: None,
-        }
+        RequestInfo::new(RequestId::EXAMPLE, None, Some(Arc::from("/v1/ping")))
     }
 
     #[test]
     fn the_request_is_current_only_while_its_future_is_polled() {
         let mut seen = None;
         let future = InContext::new(example(), async {
-            seen = RequestInfo::current().map(|info| (info.request_id(), info.path().to_owned()));
+            seen = RequestInfo::current()
+                .map(|info| (info.request_id(), info.route().map(String::from)));
         });
         assert!(RequestInfo::current().is_none());
         futures_util::FutureExt::now_or_never(future).unwrap();
-        assert_eq!(seen, Some((RequestId::EXAMPLE, "/v1/ping".to_owned())));
+        assert_eq!(
+            seen,
+            Some((RequestId::EXAMPLE, Some("/v1/ping".to_owned())))
+        );
         assert!(RequestInfo::current().is_none());
         RequestInfo::with_current_id(|id| assert!(id.is_none()));
     }

@@ -11,6 +11,7 @@
 
 use std::net::IpAddr;
 
+use actix_web::HttpRequest;
 use actix_web::dev::ServiceRequest;
 use actix_web::http::Method;
 use actix_web::http::uri::Uri;
@@ -39,7 +40,7 @@ impl RequestView {
     /// runs after that), so the route found here is the one the router will take.
     pub fn of(request: &ServiceRequest, routes: &RouteTable, clients: &ClientResolver) -> Self {
         let uri = request.uri().clone();
-        let routed = request.match_info().as_str();
+        let routed = routed_path(request.request());
         let decoded = (routed != uri.path()).then(|| Box::from(routed));
         let route = routes.find(routed);
         let peer = request.peer_addr().map(|peer| peer.ip().to_canonical());
@@ -61,11 +62,6 @@ impl RequestView {
     /// percent-encoded (a line break, a quote): [`write_path_for_log`] writes it safely.
     pub fn path(&self) -> &str {
         self.decoded.as_deref().unwrap_or_else(|| self.uri.path())
-    }
-
-    /// The path as the router decoded it, when that differs from the path as sent.
-    pub fn decoded_path(&self) -> Option<&str> {
-        self.decoded.as_deref()
     }
 
     /// The request target as sent.
@@ -96,6 +92,12 @@ impl RequestView {
             .strip_prefix(API_PREFIX)
             .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
     }
+}
+
+/// The path of `request` as the router decodes and matches it: the one reading of a request's
+/// path, the view's and, for the handlers that ask, the request context's.
+pub fn routed_path(request: &HttpRequest) -> &str {
+    request.match_info().as_str()
 }
 
 /// Appends `path` to a log line, percent-encoding every byte that is not allowed as it is in

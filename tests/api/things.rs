@@ -135,7 +135,7 @@ pub async fn list_things(
     log::info!(
         "listed {} things on {}",
         page.data().len(),
-        context.request().route().unwrap_or("-")
+        context.route().unwrap_or("-")
     );
     Ok(web::Json(page))
 }
@@ -161,11 +161,10 @@ pub async fn retrieve_thing(
     match context.app().things.get(&id) {
         Some(thing) => Ok(web::Json(thing.clone())),
         None => {
-            let request = context.request();
             log::info!(
                 "no thing {id} for {} {}",
-                request.method(),
-                path_for_log(request.path())
+                context.method(),
+                path_for_log(context.path())
             );
             Err(ApiError::no_such("thing", &id))
         }
