@@ -1,6 +1,7 @@
 //! The machinery every endpoint that returns many things shares (the contract's "list
 //! envelope", endpoint rule 7): [`List<T>`], the envelope it answers with, and the two query
-//! parameters it takes, [`Limit`] (`limit`) and [`Cursor`] (`starting_after`).
+//! parameters it takes, [`Limit`] (`limit`) and [`Cursor`] (`starting_after`), together
+//! [`ListQuery`], the query of a list without filters of its own.
 //!
 //! `limit` is 10 when absent and at most 100: Stripe's bounds, which partners' tooling already
 //! knows. A page of 100 of the small objects this API returns stays well under the 64 KiB a
@@ -11,20 +12,9 @@
 //!
 //! `starting_after` is the `next_cursor` of the page before, an opaque string of 1 to 255
 //! letters, digits, `_` and `-` (the ids of the resources a list pages through); anything else
-//! is `parameter_invalid`. An endpoint's query type holds both as fields of these types:
-//!
-//! ```ignore
-//! #[derive(Deserialize, IntoParams)]
-//! #[serde(deny_unknown_fields)]
-//! #[into_params(parameter_in = Query)]
-//! pub struct ListThingsQuery {
-//!     #[serde(default)]
-//!     pub limit: Limit,
-//!     pub starting_after: Option<Cursor>,
-//! }
-//! ```
-//!
-//! and the OpenAPI document describes them the same way wherever they appear
+//! is `parameter_invalid`. A list without filters takes [`ListQuery`]; one with filters
+//! declares its own query type, holding both as fields of these types beside its filters, as
+//! [`ListQuery`] does. The OpenAPI document describes them the same way wherever they appear
 //! ([`describe_parameters`]), so no endpoint words them differently.
 
 use std::borrow::Cow;
@@ -36,7 +26,18 @@ use crate::errors::ApiError;
 use utoipa::openapi::path::{Parameter, ParameterIn};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaType, Type};
 use utoipa::openapi::{Ref, RefOr, Required};
-use utoipa::{PartialSchema, ToSchema};
+use utoipa::{IntoParams, PartialSchema, ToSchema};
+
+/// The query of a list without filters of its own: `limit` and `starting_after`, nothing else
+/// (any other parameter is `parameter_unknown`).
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    #[serde(default)]
+    pub limit: Limit,
+    pub starting_after: Option<Cursor>,
+}
 
 /// Name of the list envelope's schema in the OpenAPI document.
 pub const LIST_ENVELOPE: &str = "ListEnvelope";
@@ -92,7 +93,7 @@ impl ToSchema for Limit {
     }
 }
 
-const LIMIT_DESCRIPTION: &str = "How many things the page holds at most: 1 to 100, 10 when \
+const LIMIT_DESCRIPTION: &str = "How many resources the page holds at most: 1 to 100, 10 when \
 absent. A value outside that range is refused with `parameter_invalid`.";
 
 /// Where a page starts: `starting_after`, the `next_cursor` of the page before; see the
@@ -188,6 +189,22 @@ impl<T> List<T> {
         })
     }
 
+    /// The page of `query.limit` resources after `query.starting_after`, from `sorted`, which
+    /// yields every resource in id order (an in-memory table's values): its cursors are the
+    /// ids, `id_of` each resource. A list whose store finds the resources after the cursor
+    /// itself (a database) hands them to [`List::page`].
+    pub fn page_after(
+        sorted: impl IntoIterator<Item = T>,
+        query: &ListQuery,
+        id_of: impl Fn(&T) -> &str,
+    ) -> Result<List<T>, ApiError> {
+        let after = query.starting_after.as_ref().map(Cursor::as_str);
+        let rest = sorted
+            .into_iter()
+            .skip_while(|resource| after.is_some_and(|after| id_of(resource) <= after));
+        List::page(rest, query.limit, |last| Cursor::new(id_of(last)))
+    }
+
     pub fn data(&self) -> &[T] {
         &self.data
     }
@@ -198,7 +215,7 @@ impl<T> List<T> {
 pub fn envelope_schema() -> Schema {
     ObjectBuilder::new()
         .description(Some(
-            "One page of the things an endpoint lists. Pass `next_cursor` as `starting_after` \
+            "One page of the resources an endpoint lists. Pass `next_cursor` as `starting_after` \
              to fetch the next page, until `has_more` is `false`.",
         ))
         .property(
@@ -213,7 +230,7 @@ pub fn envelope_schema() -> Schema {
             "data",
             ArrayBuilder::new()
                 .items(ObjectBuilder::new().schema_type(SchemaType::AnyValue))
-                .description(Some("The page of things, at most `limit` of them.")),
+                .description(Some("The page of resources, at most `limit` of them.")),
         )
         .required("data")
         .property(
@@ -251,7 +268,7 @@ impl<T: ToSchema> PartialSchema for List<T> {
                 "data".to_owned(),
                 ArrayBuilder::new()
                     .items(Ref::from_schema_name(T::name()))
-                    .description(Some("The page of things, at most `limit` of them."))
+                    .description(Some("The page of resources, at most `limit` of them."))
                     .into(),
             );
         }

@@ -11,6 +11,7 @@
 //! does not exist, and the app factory always installs the one context, so nothing a handler
 //! reads can be missing when a request arrives.
 
+pub mod id;
 pub mod list;
 pub mod ping;
 
@@ -26,9 +27,8 @@ pub const ENDPOINTS: Endpoints<ApiContext> = Endpoints {
 };
 
 /// What the API's endpoints share across requests and workers (a store, a client, a pool);
-/// see the module documentation. Today's one endpoint needs nothing: the first endpoint with a
-/// store adds it here as a field and builds it in [`ApiContext::new`] (a setting it needs
-/// comes from `server::config` as an argument).
+/// see the module documentation. A store is a field, built in [`ApiContext::new`] (a setting
+/// it needs comes from `server::config` as an argument); what needs none is empty.
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct ApiContext {}

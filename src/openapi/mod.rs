@@ -24,6 +24,7 @@ use utoipa::{PartialSchema, ToSchema};
 use utoipa_actix_web::AppExt;
 
 use crate::api;
+use crate::api::id::Id;
 use crate::api::list::{self, Cursor, Limit};
 use crate::edge::deprecation::Deprecation;
 use crate::edge::mount::Endpoints;
@@ -88,8 +89,8 @@ fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)
     <ErrorEnvelope as ToSchema>::schemas(&mut error_schemas);
     error_schemas.push((ErrorEnvelope::name().into_owned(), ErrorEnvelope::schema()));
     components.schemas.extend(error_schemas);
-    // The list envelope and its parameters are the contract's whether or not an endpoint
-    // lists anything yet: published once, for every list to come.
+    // The list envelope and its parameters, and the shape of an id, are the contract's whether
+    // or not an endpoint lists or names anything yet: published once, for every one to come.
     components.schemas.extend([
         (
             list::LIST_ENVELOPE.to_owned(),
@@ -97,6 +98,7 @@ fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)
         ),
         (Limit::name().into_owned(), Limit::schema()),
         (Cursor::name().into_owned(), Cursor::schema()),
+        (Id::name().into_owned(), Id::schema()),
     ]);
     components::add_to(components);
 

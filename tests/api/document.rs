@@ -22,7 +22,7 @@ pub struct Operation {
     pub method: String,
     /// `/v1/things/{thing}`
     pub template: String,
-    /// The template with each parameter's example: `/v1/things/thing_0001`.
+    /// The template with each parameter's example: `/v1/things/th_0001`.
     pub path: String,
     pub operation: &'static Value,
 }

@@ -8,16 +8,16 @@
 
 use std::collections::BTreeMap;
 
-use actix_web::web;
+use actix_web::web::Json;
 use serde::Serialize;
-use serde::de::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use utoipa::{IntoParams, ToSchema};
 
-use partner_api::api::list::{Cursor, Limit, List};
+use partner_api::api::id::Id;
+use partner_api::api::list::{List, ListQuery};
 use partner_api::edge::context::RequestContext;
 use partner_api::edge::deprecation::Deprecation;
-use partner_api::edge::extract::{Body, NoBody, NoQuery, Path, Query, invalid};
+use partner_api::edge::extract::{Body, NoBody, NoQuery, Path, Query};
 use partner_api::edge::mount::{Endpoints, Mount};
 use partner_api::edge::view::path_for_log;
 use partner_api::errors::ApiError;
@@ -32,9 +32,8 @@ use crate::helpers::{ExpectedError, assert_error_at, log_lines_containing, spawn
 pub struct Thing {
     /// Kind of object: always `thing`.
     pub object: ThingObject,
-    /// The thing's id: `thing_` and four digits.
-    #[schema(pattern = "^thing_[0-9]{4}$")]
-    pub id: String,
+    /// The thing's id.
+    pub id: Id,
     /// What the thing is called: not member data, so a `name` like any other property.
     pub name: String,
 }
@@ -46,21 +45,22 @@ pub enum ThingObject {
     Thing,
 }
 
-/// The things, in id order: what both endpoints share (their context).
+/// The things, by id: what both endpoints share (their context).
 pub struct ThingStore {
-    things: BTreeMap<String, Thing>,
+    things: BTreeMap<Id, Thing>,
 }
 
 impl ThingStore {
-    /// `count` things, `thing_0001` onwards.
+    /// `count` things, `th_0001` onwards.
     pub fn with_count(count: u16) -> Self {
         let things = (1..=count)
             .map(|n| {
-                let id = format!("thing_{n:04}");
+                let id = Id::new(&format!("th_{n:04}")).expect("an id's shape");
+                let name = format!("Thing number {n}");
                 let thing = Thing {
                     object: ThingObject::Thing,
                     id: id.clone(),
-                    name: format!("Thing number {n}"),
+                    name,
                 };
                 (id, thing)
             })
@@ -69,43 +69,17 @@ impl ThingStore {
     }
 }
 
-/// A thing's id, as a path parameter: `thing_` and four digits, or `parameter_invalid`.
-#[derive(Debug)]
-pub struct ThingId(String);
-
-impl<'de> Deserialize<'de> for ThingId {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let id = String::deserialize(deserializer)?;
-        let digits = id.strip_prefix("thing_").unwrap_or_default();
-        if digits.len() == 4 && digits.bytes().all(|byte| byte.is_ascii_digit()) {
-            Ok(ThingId(id))
-        } else {
-            Err(invalid("must be thing_ and four digits"))
-        }
-    }
-}
-
 /// A page of things, named for the document (`ThingList`).
 pub type ThingList = List<Thing>;
-
-/// The query of `list_things`: the list parameters, nothing else.
-#[derive(Debug, serde::Deserialize, IntoParams)]
-#[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
-pub struct ListThingsQuery {
-    #[serde(default)]
-    pub limit: Limit,
-    pub starting_after: Option<Cursor>,
-}
 
 /// The path of `retrieve_thing`.
 #[derive(Debug, serde::Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Path)]
 pub struct ThingPath {
-    /// The thing's id: `thing_` and four digits.
-    #[param(value_type = String, pattern = "^thing_[0-9]{4}$", example = "thing_0001")]
-    pub thing: ThingId,
+    /// The thing's id.
+    #[param(example = "th_0001")]
+    pub thing: Id,
 }
 
 /// List things
@@ -116,28 +90,22 @@ pub struct ThingPath {
     path = "/v1/things",
     tag = "Things",
     security(()),
-    params(ListThingsQuery),
+    params(ListQuery),
     responses((status = 200, description = "A page of things.", body = ThingList)),
 )]
 pub async fn list_things(
     context: RequestContext<ThingStore>,
-    Query(query): Query<ListThingsQuery>,
+    Query(query): Query<ListQuery>,
     _body: Body<NoBody>,
-) -> Result<web::Json<ThingList>, ApiError> {
-    let after = query.starting_after.as_ref().map(Cursor::as_str);
-    let things = context
-        .app()
-        .things
-        .values()
-        .filter(|thing| after.is_none_or(|after| thing.id.as_str() > after))
-        .cloned();
-    let page = List::page(things, query.limit, |thing| Cursor::new(&thing.id))?;
+) -> Result<Json<ThingList>, ApiError> {
+    let things = context.app().things.values().cloned();
+    let page = List::page_after(things, &query, |thing| thing.id.as_str())?;
     log::info!(
         "listed {} things on {}",
         page.data().len(),
         context.route().unwrap_or("-")
     );
-    Ok(web::Json(page))
+    Ok(Json(page))
 }
 
 /// Retrieve a thing
@@ -156,17 +124,17 @@ pub async fn retrieve_thing(
     Path(path): Path<ThingPath>,
     _query: Query<NoQuery>,
     _body: Body<NoBody>,
-) -> Result<web::Json<Thing>, ApiError> {
-    let ThingId(id) = path.thing;
-    match context.app().things.get(&id) {
-        Some(thing) => Ok(web::Json(thing.clone())),
+) -> Result<Json<Thing>, ApiError> {
+    match context.app().things.get(&path.thing) {
+        Some(thing) => Ok(Json(thing.clone())),
         None => {
             log::info!(
-                "no thing {id} for {} {}",
+                "no thing {} for {} {}",
+                path.thing,
                 context.method(),
                 path_for_log(context.path())
             );
-            Err(ApiError::no_such("thing", &id))
+            Err(ApiError::no_such("thing", path.thing.as_str()))
         }
     }
 }
@@ -218,26 +186,24 @@ async fn a_list_pages_through_every_thing_with_the_default_limit() {
         query = format!("?starting_after={}", ids.last().unwrap());
     }
     assert_eq!(pages, [10, 10, 5]);
-    let expected: Vec<String> = (1..=THINGS).map(|n| format!("thing_{n:04}")).collect();
+    let expected: Vec<String> = (1..=THINGS).map(|n| format!("th_{n:04}")).collect();
     assert_eq!(ids, expected);
 }
 
 #[actix_web::test]
 async fn a_page_holds_what_limit_asks_for_up_to_a_hundred() {
     let app = spawn_app().await;
-    let response = app
-        .get("/v1/things?limit=2&starting_after=thing_0003")
-        .await;
+    let response = app.get("/v1/things?limit=2&starting_after=th_0003").await;
     assert_eq!(
         response.json(),
         json!({
             "object": "list",
             "data": [
-                {"object": "thing", "id": "thing_0004", "name": "Thing number 4"},
-                {"object": "thing", "id": "thing_0005", "name": "Thing number 5"},
+                {"object": "thing", "id": "th_0004", "name": "Thing number 4"},
+                {"object": "thing", "id": "th_0005", "name": "Thing number 5"},
             ],
             "has_more": true,
-            "next_cursor": "thing_0005",
+            "next_cursor": "th_0005",
         })
     );
     let response = app.get("/v1/things?limit=100").await;
@@ -295,29 +261,29 @@ async fn list_parameters_out_of_range_are_refused_not_clamped() {
 #[actix_web::test]
 async fn a_thing_is_found_by_its_id_and_a_malformed_id_is_named() {
     let app = spawn_app().await;
-    let response = app.get("/v1/things/thing_0007").await;
+    let response = app.get("/v1/things/th_0007").await;
     assert_eq!(response.status, 200);
     assert_eq!(
         response.json(),
-        json!({"object": "thing", "id": "thing_0007", "name": "Thing number 7"})
+        json!({"object": "thing", "id": "th_0007", "name": "Thing number 7"})
     );
-    let head = app.send(app.request("HEAD", "/v1/things/thing_0007")).await;
+    let head = app.send(app.request("HEAD", "/v1/things/th_0007")).await;
     assert_eq!((head.status, head.body.len()), (200, 0));
-    let response = app.get("/v1/things/thing_0099").await;
+    let response = app.get("/v1/things/th_0099").await;
     assert_error_at(
         &response,
         ExpectedError {
             status: 404,
             error_type: "invalid_request_error",
             code: "resource_missing",
-            message: "No such thing: 'thing_0099'.",
+            message: "No such thing: 'th_0099'.",
             param: None,
         },
         &app.address,
     );
     // Percent-encoded, the id is still the router's decoded one.
-    let response = app.get("/v1/things/thing%5F0007").await;
-    assert_eq!(response.json()["id"], "thing_0007");
+    let response = app.get("/v1/things/th%5F0007").await;
+    assert_eq!(response.json()["id"], "th_0007");
     let response = app.get("/v1/things/widget_7").await;
     assert_error_at(
         &response,
@@ -325,14 +291,13 @@ async fn a_thing_is_found_by_its_id_and_a_malformed_id_is_named() {
             status: 400,
             error_type: "invalid_request_error",
             code: "parameter_invalid",
-            message: "Invalid value for parameter thing: it must be thing_ and four digits.",
+            message: "Invalid value for parameter thing: it must be an id: two lower-case letters, _, \
+                      and up to 64 letters and digits.",
             param: Some("thing"),
         },
         &app.address,
     );
-    let response = app
-        .send(app.request("DELETE", "/v1/things/thing_0007"))
-        .await;
+    let response = app.send(app.request("DELETE", "/v1/things/th_0007")).await;
     assert_eq!(response.status, 405);
     assert_eq!(response.headers["allow"], "GET, HEAD");
 }
@@ -360,12 +325,10 @@ async fn a_handlers_log_lines_carry_its_request_id() {
 async fn a_handler_knows_the_method_and_the_decoded_path() {
     let app = spawn_app().await;
     for method in ["GET", "HEAD"] {
-        let response = app
-            .send(app.request(method, "/v1/things/thing%5F0042"))
-            .await;
+        let response = app.send(app.request(method, "/v1/things/th%5F0042")).await;
         assert_eq!(response.status, 404);
         let id = response.header("service-request-id");
-        let line = format!("{id} no thing thing_0042 for {method} /v1/things/thing_0042");
+        let line = format!("{id} no thing th_0042 for {method} /v1/things/th_0042");
         assert_eq!(log_lines_containing(&line).len(), 1, "{method}");
     }
 }
@@ -476,13 +439,13 @@ async fn a_deprecated_operation_says_so_on_every_answer() {
         Some("</docs/changelog#2026-11-25>; rel=\"deprecation\"".to_owned()),
         Some("Fri, 31 Dec 2027 00:00:00 GMT".to_owned()),
     ];
-    let found = app.get("/v1/things/thing_0001").await;
+    let found = app.get("/v1/things/th_0001").await;
     assert_eq!(found.status, 200);
     assert_eq!(deprecation_headers(&found), expected);
-    let head = app.send(app.request("HEAD", "/v1/things/thing_0001")).await;
+    let head = app.send(app.request("HEAD", "/v1/things/th_0001")).await;
     assert_eq!(head.status, 200);
     assert_eq!(deprecation_headers(&head), expected);
-    let missing = app.get("/v1/things/thing_9999").await;
+    let missing = app.get("/v1/things/th_9999").await;
     assert_eq!(missing.status, 404);
     assert_eq!(deprecation_headers(&missing), expected);
     let list = app.get("/v1/things").await;
@@ -491,7 +454,7 @@ async fn a_deprecated_operation_says_so_on_every_answer() {
     // The burst of 5 is spent by now (four above and this one); the refusal says it too.
     let mut refused = None;
     for _ in 0..10 {
-        let answer = app.get("/v1/things/thing_0001").await;
+        let answer = app.get("/v1/things/th_0001").await;
         if answer.status == 429 {
             refused = Some(answer);
             break;
