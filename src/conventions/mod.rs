@@ -159,6 +159,8 @@ where
 {
     type Response = ServiceResponse<Recorded<EitherBody<B, BoxBody>>>;
     type Error = Error;
+    /// A refusal is answered at once, in a future that needs no box; only a routed request's
+    /// is boxed (BENCHMARKS.md, "Speed tricks re-measured").
     type Future = Either<Ready<Answer<B>>, LocalBoxFuture<'static, Answer<B>>>;
 
     forward_ready!(service);

@@ -89,7 +89,7 @@ struct Policy {
     quota: Quota,
     policy_header: HeaderValue,
     /// The `RateLimit` value of a client with nothing left, which is what every refusal says:
-    /// written once, not once per 429.
+    /// written once, not once per 429 (BENCHMARKS.md, "Speed tricks re-measured").
     exhausted_header: HeaderValue,
 }
 
