@@ -77,11 +77,28 @@ mod tests {
 
     #[test]
     fn an_id_is_two_letters_an_underscore_and_letters_and_digits() {
-        for good in ["pr_0001", "th_a", "en_4f2aB9", &format!("xy_{}", "9".repeat(64))] {
-            assert_eq!(Id::new(good).map(|id| id.to_string()), Some(good.to_owned()));
+        for good in [
+            "pr_0001",
+            "th_a",
+            "en_4f2aB9",
+            &format!("xy_{}", "9".repeat(64)),
+        ] {
+            assert_eq!(
+                Id::new(good).map(|id| id.to_string()),
+                Some(good.to_owned())
+            );
         }
         for bad in [
-            "", "pr", "pr_", "p_01", "pro_01", "PR_01", "pr-01", "pr_0 1", "pr_01_2", "pr_é",
+            "",
+            "pr",
+            "pr_",
+            "p_01",
+            "pro_01",
+            "PR_01",
+            "pr-01",
+            "pr_0 1",
+            "pr_01_2",
+            "pr_é",
             &format!("xy_{}", "9".repeat(65)),
         ] {
             assert!(Id::new(bad).is_none(), "{bad}");

@@ -29,9 +29,16 @@ pub const ENDPOINTS: Endpoints<ApiContext> = Endpoints {
 /// What the API's endpoints share across requests and workers (a store, a client, a pool);
 /// see the module documentation. A store is a field, built in [`ApiContext::new`] (a setting
 /// it needs comes from `server::config` as an argument); what needs none is empty.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub struct ApiContext {}
+
+/// The one context there is: the same as [`ApiContext::new`].
+impl Default for ApiContext {
+    fn default() -> Self {
+        ApiContext::new()
+    }
+}
 
 impl ApiContext {
     /// Builds what the endpoints share: called once, by `Application::build`.
