@@ -42,8 +42,8 @@ async fn main() -> std::io::Result<()> {
     .await
 }
 
-/// rustls with the same provider and protocol versions as partner-api, and its defaults
-/// otherwise (session resumption included).
+/// rustls with the same provider, protocol versions and session tickets as partner-api, and
+/// its defaults otherwise.
 fn tls_config(cert: &str, key: &str) -> std::io::Result<rustls::ServerConfig> {
     use rustls::pki_types::{CertificateDer, PrivateKeyDer, pem::PemObject};
     let invalid = |error: rustls::pki_types::pem::Error| {
@@ -54,10 +54,13 @@ fn tls_config(cert: &str, key: &str) -> std::io::Result<rustls::ServerConfig> {
         .collect::<Result<Vec<_>, _>>()
         .map_err(invalid)?;
     let key = PrivateKeyDer::from_pem_file(key).map_err(invalid)?;
-    rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
-        rustls::crypto::ring::default_provider(),
+    let mut config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        partner_api::edge::tls::provider(),
     ))
     .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
     .and_then(|builder| builder.with_no_client_auth().with_single_cert(chain, key))
-    .map_err(|error| std::io::Error::other(error.to_string()))
+    .map_err(|error| std::io::Error::other(error.to_string()))?;
+    config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
+        .map_err(|error| std::io::Error::other(error.to_string()))?;
+    Ok(config)
 }

@@ -11,6 +11,8 @@ use partner_api::server::startup::{Application, StartupError};
 fn main() -> ExitCode {
     // Before anything else, and before any other thread exists (see its documentation).
     partner_api::server::startup::ignore_hangups_until_listened();
+    // One crypto provider for every TLS connection, the shared store's client's included.
+    partner_api::edge::tls::install_provider();
     let cli = Cli::parse_or_exit();
     match &cli.command {
         Some(Command::Healthcheck(args)) => healthcheck::run(args, &cli.server),

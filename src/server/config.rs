@@ -15,6 +15,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::conventions::HeaderLimits;
 use crate::edge::client::{ClientIpHeader, IpNetwork};
+use crate::edge::tls::TlsProfile;
 use crate::observability::log_sink::WhenStalled;
 use crate::observability::logging::LogFormat;
 use crate::rate_limit::redis_url::RedisUrl;
@@ -324,6 +325,17 @@ pub struct ServerConfig {
         requires = "tls_cert"
     )]
     pub tls_key: Option<PathBuf>,
+
+    /// Which TLS versions are spoken, after Mozilla's profiles: `intermediate` (TLS 1.3 and 1.2,
+    /// for older clients) or `modern` (TLS 1.3 only). Either offers the post-quantum hybrid
+    /// key exchange X25519MLKEM768 first.
+    #[arg(
+        long,
+        env = "PARTNER_API_TLS_PROFILE",
+        default_value = "intermediate",
+        value_name = "PROFILE"
+    )]
+    pub tls_profile: TlsProfile,
 
     /// Seconds between checks of the certificate files, and of the shared store's credential
     /// files, for changes (0: reload on SIGHUP only; at most a day).

@@ -203,7 +203,7 @@ impl Write for Connection {
 /// The TLS client configuration for `trust`, and the words that say how the certificate was
 /// checked.
 fn tls_client_config(trust: &Trust, host: &str) -> Result<(rustls::ClientConfig, String), String> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(crate::edge::tls::provider());
     let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
         .map_err(|error| error.to_string())?;

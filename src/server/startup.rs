@@ -592,7 +592,9 @@ fn api_server<X: ?Sized + Send + Sync + 'static>(
     .disable_signals();
     let server = match certificates {
         Some(store) => {
-            let tls = store.server_config().map_err(StartupError::Tls)?;
+            let tls = store
+                .server_config(config.tls_profile)
+                .map_err(StartupError::Tls)?;
             server.listen_rustls_0_23(listener, tls)
         }
         None => server.listen(listener),

@@ -47,6 +47,8 @@ pub async fn spawn_app() -> TestApp {
 /// The app with settings adjusted by `configure`.
 pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
     install_capturing_logger();
+    // As `main` does: the test clients (reqwest) take the process's default provider too.
+    partner_api::edge::tls::install_provider();
     // Limits that no test reaches unless it asks for tighter ones.
     let mut config = ServerConfig {
         bind: "127.0.0.1:0".parse().unwrap(),

@@ -57,13 +57,12 @@ pub(crate) async fn tls_with(
     roots
         .add(CertificateDer::from_pem_file(&pki.ca_path).unwrap())
         .unwrap();
-    let mut config = rustls::ClientConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_root_certificates(roots)
-    .with_no_client_auth();
+    let mut config =
+        rustls::ClientConfig::builder_with_provider(Arc::new(partner_api::edge::tls::provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
     config.alpn_protocols = vec![alpn.to_vec()];
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     if let Some(size) = receive_buffer {

@@ -812,6 +812,7 @@ fn every_numeric_setting_has_a_range_or_works() {
                 .unwrap();
             let base = format!("https://localhost:{}", server.address.port());
             runtime.block_on(async {
+                partner_api::edge::tls::install_provider();
                 let client = |http1_only: bool| {
                     let builder = reqwest::Client::builder()
                         .no_proxy()

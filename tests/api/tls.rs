@@ -254,3 +254,171 @@ async fn changed_files_are_picked_up_and_a_bad_pair_is_refused() {
         actix_web::rt::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+// ---- Key exchange, profiles and resumption (OPERATIONS.md, "HTTPS") ----
+
+/// A rustls client of `app` offering `versions` and, in order, `groups` (the provider's own
+/// when empty), with a session cache of its own: a second connection made with the same
+/// config offers the first one's session.
+fn client_config(
+    pki: &TestPki,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    groups: Vec<&'static dyn rustls::crypto::SupportedKxGroup>,
+    tls12_resumption: rustls::client::Tls12Resumption,
+) -> std::sync::Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject;
+    let mut provider = rustls::crypto::aws_lc_rs::default_provider();
+    if !groups.is_empty() {
+        provider.kx_groups = groups;
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from_pem_file(&pki.ca_path).unwrap())
+        .unwrap();
+    let mut config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(provider))
+        .with_protocol_versions(versions)
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    config.resumption =
+        rustls::client::Resumption::in_memory_sessions(8).tls12_resumption(tls12_resumption);
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    std::sync::Arc::new(config)
+}
+
+/// What a client negotiated with `app` over one connection on which it got `/v1/ping`
+/// (reading the answer to its end also takes in the TLS 1.3 tickets that follow the
+/// handshake): the version, the key exchange (none for a resumed TLS 1.2 session) and
+/// whether the session was resumed. `Err` with rustls' error when the handshake failed.
+async fn negotiate(
+    app: &TestApp,
+    config: &std::sync::Arc<rustls::ClientConfig>,
+) -> Result<(rustls::ProtocolVersion, Option<rustls::NamedGroup>, bool), String> {
+    let tcp = TcpStream::connect(app.local_addr).await.unwrap();
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(std::sync::Arc::clone(config))
+        .connect(name, tcp)
+        .await
+        .map_err(|error| error.to_string())?;
+    tls.write_all(b"GET /v1/ping HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tls.read_to_end(&mut answer).await.unwrap();
+    assert!(answer.starts_with(b"HTTP/1.1 200 OK"), "{answer:?}");
+    let connection = tls.get_ref().1;
+    Ok((
+        connection.protocol_version().unwrap(),
+        connection
+            .negotiated_key_exchange_group()
+            .map(|group| group.name()),
+        connection.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+    ))
+}
+
+const TLS13_ONLY: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS13];
+const TLS12_ONLY: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS12];
+
+/// A client that offers the post-quantum hybrid gets it; a client that offers only classic
+/// groups, or only TLS 1.2, still connects with what it offers.
+#[actix_web::test]
+async fn the_hybrid_key_exchange_is_chosen_and_classic_clients_still_connect() {
+    use rustls::NamedGroup;
+    use rustls::client::Tls12Resumption::SessionIdOrTickets;
+    use rustls::crypto::aws_lc_rs::kx_group;
+    let pki = TestPki::new("kx");
+    let app = tls_app(&pki, 0).await;
+    let tls13 = rustls::ProtocolVersion::TLSv1_3;
+    let tls12 = rustls::ProtocolVersion::TLSv1_2;
+    for (versions, groups, expected) in [
+        (TLS13_ONLY, vec![], (tls13, NamedGroup::X25519MLKEM768)),
+        (
+            TLS13_ONLY,
+            vec![kx_group::X25519, kx_group::X25519MLKEM768],
+            (tls13, NamedGroup::X25519),
+        ),
+        (
+            TLS13_ONLY,
+            vec![kx_group::X25519],
+            (tls13, NamedGroup::X25519),
+        ),
+        (
+            TLS13_ONLY,
+            vec![kx_group::SECP256R1],
+            (tls13, NamedGroup::secp256r1),
+        ),
+        (TLS12_ONLY, vec![], (tls12, NamedGroup::X25519)),
+        (
+            TLS12_ONLY,
+            vec![kx_group::SECP256R1],
+            (tls12, NamedGroup::secp256r1),
+        ),
+    ] {
+        let config = client_config(&pki, versions, groups, SessionIdOrTickets);
+        let (version, group, resumed) = negotiate(&app, &config).await.unwrap();
+        assert_eq!((version, group.unwrap()), expected);
+        assert!(!resumed);
+    }
+}
+
+/// `--tls-profile modern` speaks TLS 1.3 only: a TLS 1.2 client is refused in the handshake
+/// (`protocol_version`), and the service goes on; the default speaks both.
+#[actix_web::test]
+async fn the_modern_profile_refuses_tls12_and_intermediate_speaks_both() {
+    use rustls::client::Tls12Resumption::SessionIdOrTickets;
+    let pki = TestPki::new("profile");
+    let (cert, key) = (pki.cert_path.clone(), pki.key_path.clone());
+    let modern = spawn_app_with(move |config| {
+        config.tls_cert = Some(cert);
+        config.tls_key = Some(key);
+        config.tls_profile = partner_api::edge::tls::TlsProfile::Modern;
+    })
+    .await;
+    let tls12 = client_config(&pki, TLS12_ONLY, vec![], SessionIdOrTickets);
+    let refused = negotiate(&modern, &tls12).await.unwrap_err();
+    assert!(refused.contains("ProtocolVersion"), "{refused}");
+    let tls13 = client_config(&pki, TLS13_ONLY, vec![], SessionIdOrTickets);
+    assert_eq!(
+        negotiate(&modern, &tls13).await.unwrap().0,
+        rustls::ProtocolVersion::TLSv1_3
+    );
+    let intermediate = tls_app(&pki, 0).await;
+    assert_eq!(
+        negotiate(&intermediate, &tls12).await.unwrap().0,
+        rustls::ProtocolVersion::TLSv1_2
+    );
+}
+
+/// A client that comes back resumes its session, over TLS 1.3 and over TLS 1.2, whether it
+/// offers a ticket or only a session id; a resumed TLS 1.2 session makes no key exchange.
+/// (That TLS 1.2 resumes by ticket, not only by session id, is held by the unit test
+/// `edge::tls::tests::tls12_sessions_resume_by_ticket` and, from Go's client, which resumes
+/// TLS 1.2 by ticket only, by `scripts/check-tls`.)
+#[actix_web::test]
+async fn sessions_resume_over_tls13_and_tls12() {
+    use rustls::client::Tls12Resumption::{SessionIdOnly, SessionIdOrTickets};
+    let pki = TestPki::new("resume");
+    let app = tls_app(&pki, 0).await;
+    for (versions, tls12_resumption) in [
+        (TLS13_ONLY, SessionIdOrTickets),
+        (TLS12_ONLY, SessionIdOrTickets),
+        (TLS12_ONLY, SessionIdOnly),
+    ] {
+        let config = client_config(&pki, versions, vec![], tls12_resumption);
+        let first = negotiate(&app, &config).await.unwrap();
+        assert!(
+            !first.2,
+            "{versions:?} {tls12_resumption:?}: the first is a full handshake"
+        );
+        for _ in 0..3 {
+            let again = negotiate(&app, &config).await.unwrap();
+            assert!(again.2, "{versions:?} {tls12_resumption:?}: not resumed");
+            if versions == TLS12_ONLY {
+                assert_eq!(
+                    again.1, None,
+                    "a resumed TLS 1.2 session makes no key exchange"
+                );
+            }
+        }
+    }
+}

@@ -1,6 +1,22 @@
-//! HTTPS termination. With `--tls-cert` and `--tls-key` the listener speaks TLS 1.2 and 1.3
-//! only (rustls with the ring provider), offering HTTP/2 and HTTP/1.1 through ALPN. The
-//! certificate and key are checked at start-up (a missing, unreadable, empty or mismatched
+//! HTTPS termination. With `--tls-cert` and `--tls-key` the listener speaks TLS, offering
+//! HTTP/2 and HTTP/1.1 through ALPN, with rustls and its aws-lc-rs provider, the one crypto
+//! provider in the build (the shared store's client and the health check use it too,
+//! [`install_provider`]):
+//!
+//! - **Key exchange**: the post-quantum hybrid X25519MLKEM768 first, then X25519, P-256 and
+//!   P-384 for clients without it ([`provider`]). A recording of today's traffic decrypted
+//!   with tomorrow's computers would be a breach of health data today. rustls takes the first
+//!   group of the *client's* list that it supports, so the hybrid is chosen wherever the client
+//!   prefers it (Chrome, Firefox, Go from 1.24, rustls); the hybrid exists in TLS 1.3 only.
+//! - **Profile** ([`TlsProfile`], `--tls-profile`), named after Mozilla's: `intermediate`
+//!   (default: TLS 1.3 and 1.2 with ECDHE and AEAD ciphers only, for older clients) or
+//!   `modern` (TLS 1.3 only).
+//! - **Resumption**: TLS 1.3 and TLS 1.2 session tickets, encrypted with keys that rustls'
+//!   ticketer makes at random, rotates every 6 hours (a ticket is accepted for up to 12) and
+//!   never writes anywhere; TLS 1.2 session ids too, from a cache in memory. Another replica
+//!   has other keys, so a client that lands there makes a full handshake.
+//!
+//! The certificate and key are checked at start-up (a missing, unreadable, empty or mismatched
 //! pair is one line naming the file, exit code 2) and can be replaced without a restart: on
 //! SIGHUP, or when either file changes on disk, the pair is loaded again and, if it is valid,
 //! used for every new handshake; open connections keep theirs. A bad new pair is refused with
@@ -16,6 +32,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rustls::crypto::CryptoProvider;
+use rustls::crypto::aws_lc_rs::{self, kx_group};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
@@ -68,8 +85,49 @@ impl fmt::Display for TlsError {
 
 impl std::error::Error for TlsError {}
 
-fn provider() -> Arc<CryptoProvider> {
-    Arc::new(rustls::crypto::ring::default_provider())
+/// The crypto provider of every TLS connection the service makes or takes: rustls' aws-lc-rs
+/// provider with its cipher suites (TLS 1.3's three, and TLS 1.2's ECDHE with AES-GCM and
+/// ChaCha20-Poly1305: Mozilla's intermediate list) and the key exchanges of the module
+/// documentation, the post-quantum hybrid first.
+pub fn provider() -> CryptoProvider {
+    let mut provider = aws_lc_rs::default_provider();
+    provider.kx_groups = vec![
+        kx_group::X25519MLKEM768,
+        kx_group::X25519,
+        kx_group::SECP256R1,
+        kx_group::SECP384R1,
+    ];
+    provider
+}
+
+/// Makes [`provider`] the process's default, which the clients that take no provider of their
+/// own use (the shared store's Redis client). Called first thing at start; a second call
+/// changes nothing.
+pub fn install_provider() {
+    // An error means a default is installed already: this one, by an earlier call.
+    let _ = provider().install_default();
+}
+
+/// Which TLS versions the listener speaks, named after Mozilla's server-side TLS profiles.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsProfile {
+    /// TLS 1.3 and 1.2: every client of the last years, older ones included.
+    #[default]
+    Intermediate,
+    /// TLS 1.3 only, for partners whose security review asks for it.
+    Modern,
+}
+
+impl TlsProfile {
+    fn versions(self) -> &'static [&'static rustls::SupportedProtocolVersion] {
+        static INTERMEDIATE: [&rustls::SupportedProtocolVersion; 2] =
+            [&rustls::version::TLS13, &rustls::version::TLS12];
+        static MODERN: [&rustls::SupportedProtocolVersion; 1] = [&rustls::version::TLS13];
+        match self {
+            TlsProfile::Intermediate => &INTERMEDIATE,
+            TlsProfile::Modern => &MODERN,
+        }
+    }
 }
 
 /// Reads and checks a certificate chain and its private key.
@@ -241,14 +299,20 @@ impl CertificateStore {
         *self.stamps.lock().unwrap_or_else(|e| e.into_inner()) != now
     }
 
-    /// The rustls configuration: TLS 1.2 and 1.3, no client certificates, this store as the
-    /// certificate source. actix-web adds the ALPN protocols (h2, http/1.1).
-    pub fn server_config(self: &Arc<Self>) -> Result<rustls::ServerConfig, TlsError> {
-        let config = rustls::ServerConfig::builder_with_provider(provider())
-            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
-            .map_err(|error| TlsError::Config(error.to_string()))?
+    /// The rustls configuration: `profile`'s versions, no client certificates, this store as
+    /// the certificate source, session tickets (see the module documentation). actix-web adds
+    /// the ALPN protocols (h2, http/1.1).
+    pub fn server_config(
+        self: &Arc<Self>,
+        profile: TlsProfile,
+    ) -> Result<rustls::ServerConfig, TlsError> {
+        let config_error = |error: rustls::Error| TlsError::Config(error.to_string());
+        let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(provider()))
+            .with_protocol_versions(profile.versions())
+            .map_err(config_error)?
             .with_no_client_auth()
             .with_cert_resolver(Arc::clone(self) as Arc<dyn ResolvesServerCert>);
+        config.ticketer = aws_lc_rs::Ticketer::new().map_err(config_error)?;
         Ok(config)
     }
 
@@ -286,6 +350,78 @@ mod tests {
     fn pair(name: &str) -> (String, String) {
         let certified = rcgen::generate_simple_self_signed(vec![name.to_owned()]).unwrap();
         (certified.cert.pem(), certified.signing_key.serialize_pem())
+    }
+
+    /// Completes what `client` and `server` have to say to each other, in memory.
+    fn exchange(client: &mut rustls::ClientConnection, server: &mut rustls::ServerConnection) {
+        let mut wire = Vec::new();
+        for _ in 0..8 {
+            wire.clear();
+            client.write_tls(&mut wire).unwrap();
+            let mut reading = &wire[..];
+            while !reading.is_empty() {
+                server.read_tls(&mut reading).unwrap();
+                server.process_new_packets().unwrap();
+            }
+            wire.clear();
+            server.write_tls(&mut wire).unwrap();
+            let mut reading = &wire[..];
+            while !reading.is_empty() {
+                client.read_tls(&mut reading).unwrap();
+                client.process_new_packets().unwrap();
+            }
+        }
+    }
+
+    /// With no session cache on the server, only a ticket can resume a TLS 1.2 session: the
+    /// service's configuration issues them (rustls' default, `NeverProducesTickets`, does not).
+    #[test]
+    fn tls12_sessions_resume_by_ticket() {
+        use rustls::client::{Resumption, Tls12Resumption};
+        let dir = std::env::temp_dir().join(format!("partner-api-ticket-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let cert_path = write(&dir, "cert.pem", &certified.cert.pem());
+        let key_path = write(&dir, "key.pem", &certified.signing_key.serialize_pem());
+        let store = CertificateStore::load(&cert_path, &key_path).unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(certified.cert.der().clone()).unwrap();
+        let client = rustls::ClientConfig::builder_with_provider(Arc::new(provider()))
+            .with_protocol_versions(&[&rustls::version::TLS12])
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        let resumed = |server: rustls::ServerConfig| {
+            let mut client = client.clone();
+            client.resumption = Resumption::in_memory_sessions(4)
+                .tls12_resumption(Tls12Resumption::SessionIdOrTickets);
+            let (client, server) = (Arc::new(client), Arc::new(server));
+            let mut kinds = Vec::new();
+            for _ in 0..2 {
+                let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+                let mut client_side =
+                    rustls::ClientConnection::new(Arc::clone(&client), name).unwrap();
+                let mut server_side = rustls::ServerConnection::new(Arc::clone(&server)).unwrap();
+                exchange(&mut client_side, &mut server_side);
+                kinds.push(client_side.handshake_kind());
+            }
+            kinds
+        };
+        let mut service = store.server_config(TlsProfile::Intermediate).unwrap();
+        service.session_storage = Arc::new(rustls::server::NoServerSessionStorage {});
+        // rustls' own default: no tickets.
+        let default_ticketer = rustls::ServerConfig::builder_with_provider(Arc::new(provider()))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::clone(&store) as Arc<dyn ResolvesServerCert>)
+            .ticketer;
+        let mut without_tickets = service.clone();
+        without_tickets.ticketer = default_ticketer;
+        use rustls::HandshakeKind::{Full, Resumed};
+        assert_eq!(resumed(service), [Some(Full), Some(Resumed)]);
+        assert_eq!(resumed(without_tickets), [Some(Full), Some(Full)]);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
