@@ -2,7 +2,7 @@
 //! thing it is, an underscore, and up to 64 letters and digits (`pr_0001`). [`Id`] is the type
 //! of every path parameter that names a thing: a value of another shape is refused with
 //! `parameter_invalid` before a handler runs, and one of the right shape that names nothing is
-//! the handler's `ApiError::no_such`.
+//! the handler's `context.no_such`.
 
 use std::borrow::Cow;
 
@@ -33,6 +33,14 @@ impl Id {
     }
 
     pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An id is looked up by its text (`table.get(path.programme.as_str())`, a table's range after a
+/// cursor); the derived order is the text's, so the two agree.
+impl std::borrow::Borrow<str> for Id {
+    fn borrow(&self) -> &str {
         &self.0
     }
 }

@@ -136,6 +136,12 @@ impl<C: ?Sized> RequestContext<C> {
         &self.app
     }
 
+    /// The 404 of a thing of `kind` whose `id` names nothing: `No such programme: 'pr_0042'
+    /// (GET /v1/programmes/pr_0042).`
+    pub fn no_such(&self, kind: &str, id: &str) -> ApiError {
+        ApiError::no_such(kind, id, &self.method, &self.path)
+    }
+
     /// The request, to hand to what runs on for it: a spawned task polled in
     /// [`InContext`] logs with its id.
     pub fn request(&self) -> &RequestInfo {

@@ -272,6 +272,13 @@ fn field_error(path: &serde_path_to_error::Path, message: &str) -> ApiError {
         let name = location.unwrap_or_else(|| backticked(rest).to_owned());
         return ApiError::parameter_unknown(&name);
     }
+    if let Some(rest) = message.strip_prefix("duplicate field `") {
+        // `?limit=5&limit=6`: which one was meant cannot be known.
+        let name = location.unwrap_or_else(|| backticked(rest).to_owned());
+        return ApiError::new(ErrorCode::ParameterInvalid)
+            .with_message(format!("The parameter {name} was given more than once."))
+            .with_param(name);
+    }
     if let Some(rest) = message.strip_prefix("missing field `") {
         // The path names the object that lacks the field.
         let field = backticked(rest);

@@ -132,7 +132,8 @@ impl<'config, 'app, C: ?Sized + 'static> Mount<'config, 'app, C> {
     }
 
     /// Mounts `handler` as `documented` (its `#[utoipa::path]`) describes it. Called through
-    /// [`mount!`], which names both from the handler's name.
+    /// [`mount!`], which names both from the handler's name; called by hand, it could pair one
+    /// handler with another's documentation, so it is not part of the documented interface.
     #[doc(hidden)]
     pub fn endpoint<D, F, Args>(&mut self, documented: D, handler: F) -> &mut Self
     where
@@ -186,14 +187,25 @@ impl<D: OpenApiFactory, F, Args> OpenApiFactory for Endpoint<D, F, Args> {
     }
 }
 
+/// The arguments listed here and no others: no crate outside this one can add a type to
+/// [`ArgumentOf`].
+mod sealed {
+    pub trait Sealed<C: ?Sized> {}
+}
+
 /// An argument a handler mounted with context `C` may take; see the module documentation.
+/// It is sealed: only the types below are.
 #[diagnostic::on_unimplemented(
     message = "a handler mounted with context `{C}` cannot take `{Self}`",
     note = "a handler reads its input through `edge::extract::{{Path, Query, Body}}` and its \
             request and what it shares through `RequestContext<{C}>`"
 )]
-pub trait ArgumentOf<C: ?Sized> {}
+pub trait ArgumentOf<C: ?Sized>: sealed::Sealed<C> {}
 
+impl<C: ?Sized> sealed::Sealed<C> for RequestContext<C> {}
+impl<C: ?Sized, T> sealed::Sealed<C> for Path<T> {}
+impl<C: ?Sized, T> sealed::Sealed<C> for Query<T> {}
+impl<C: ?Sized, T> sealed::Sealed<C> for Body<T> {}
 impl<C: ?Sized> ArgumentOf<C> for RequestContext<C> {}
 impl<C: ?Sized, T> ArgumentOf<C> for Path<T> {}
 impl<C: ?Sized, T> ArgumentOf<C> for Query<T> {}

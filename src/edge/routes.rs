@@ -159,6 +159,7 @@ impl RouteTable {
     }
 
     fn with_routes(routes: Vec<(ResourceDef, HeaderValue)>) -> Self {
+        refuse_overlaps(&routes);
         let templates = routes
             .iter()
             .map(|(pattern, _)| {
@@ -233,6 +234,43 @@ impl RouteTable {
     }
 }
 
+/// Panics (at start, where the app factory builds the table) when two templates can match one
+/// path (`/v1/things/{thing}` and `/v1/things/search`): the router takes the first resource
+/// whose path and method fit, the table the first path, so a request for the second with a
+/// method only the first answers would be labelled, limited and answered `405` as the first.
+/// Paths are told apart by a literal segment or their number of segments instead.
+fn refuse_overlaps(routes: &[(ResourceDef, HeaderValue)]) {
+    // A path the template matches: each `{parameter}` filled with a value no literal segment
+    // of this service uses.
+    let sample = |pattern: &ResourceDef| {
+        let template = pattern.pattern().unwrap_or_default();
+        let mut path = String::new();
+        let mut in_parameter = false;
+        for character in template.chars() {
+            match character {
+                '{' => {
+                    in_parameter = true;
+                    path.push_str("x0");
+                }
+                '}' => in_parameter = false,
+                _ if in_parameter => {}
+                _ => path.push(character),
+            }
+        }
+        path
+    };
+    for (index, (first, _)) in routes.iter().enumerate() {
+        for (second, _) in &routes[index + 1..] {
+            assert!(
+                !first.is_match(&sample(second)) && !second.is_match(&sample(first)),
+                "the routes {:?} and {:?} can match the same path",
+                first.pattern(),
+                second.pattern()
+            );
+        }
+    }
+}
+
 /// The service behind every request no route took. It does not decide between 404 and 405
 /// itself: it answers [`NoRoute`], and the request-conventions middleware turns that into the
 /// 404 or the 405 with `Allow` from the request view, where the route was already decided.
@@ -295,6 +333,26 @@ pub(crate) fn allowed_methods(item: &PathItem) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[should_panic(expected = "can match the same path")]
+    fn templates_that_can_match_one_path_are_refused() {
+        let _ =
+            RouteTable::default().with_paths(&["/v1/things/{thing}", "/v1/things/search"], "GET");
+    }
+
+    #[test]
+    fn templates_told_apart_by_a_literal_are_kept() {
+        let table = RouteTable::default().with_paths(
+            &[
+                "/v1/things",
+                "/v1/things/{thing}",
+                "/v1/things/{thing}/cancel",
+            ],
+            "GET",
+        );
+        assert_eq!(table.templates().count(), 3);
+    }
 
     #[test]
     fn a_route_serves_exactly_the_methods_of_its_allow_value() {

@@ -84,14 +84,18 @@ impl ApiError {
         ))
     }
 
-    /// 404 for a path that names a thing that does not exist (`/v1/enrolments/en_4f2a`): the
-    /// message names its kind and id, `No such enrolment: 'en_4f2a'.`, where the path's route
-    /// exists (a missing route is [`ApiError::resource_missing`]).
-    pub fn no_such(kind: &str, id: &str) -> Self {
+    /// 404 for a path that names a thing that does not exist: the message names its kind and
+    /// id, and, as every `resource_missing` does, the method and path requested (`No such
+    /// enrolment: 'en_4f2a' (GET /v1/enrolments/en_4f2a).`). A missing route is
+    /// [`ApiError::resource_missing`]; a handler calls this through its context's `no_such`,
+    /// which knows the method and path.
+    pub fn no_such(kind: &str, id: &str, method: &Method, path: &str) -> Self {
         ApiError::new(ErrorCode::ResourceMissing).with_message(format!(
-            "No such {}: '{}'.",
+            "No such {}: '{}' ({} {}).",
             echo(kind),
-            echo(id)
+            echo(id),
+            echo(method.as_str()),
+            echo(path)
         ))
     }
 
@@ -188,10 +192,14 @@ mod tests {
 
     #[test]
     fn a_missing_thing_is_named_by_kind_and_id() {
-        let error = ApiError::no_such("enrolment", "en_4f2a");
+        let path = "/v1/enrolments/en_4f2a";
+        let error = ApiError::no_such("enrolment", "en_4f2a", &Method::GET, path);
         assert_eq!(error.code(), ErrorCode::ResourceMissing);
         assert_eq!(error.status(), StatusCode::NOT_FOUND);
-        assert_eq!(error.message(), "No such enrolment: 'en_4f2a'.");
+        assert_eq!(
+            error.message(),
+            "No such enrolment: 'en_4f2a' (GET /v1/enrolments/en_4f2a)."
+        );
         assert_eq!(error.param(), None);
     }
 

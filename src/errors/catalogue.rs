@@ -128,8 +128,8 @@ impl ErrorCode {
                 default_message: "No such endpoint or resource.",
                 when: "No endpoint exists at the requested path (the message names the method \
                        and the path that were requested), or the path names a thing that does not \
-                       exist (the message names its kind and id: `No such enrolment: \
-                       'en_4f2a'.`).",
+                       exist (the message names its kind and id too: `No such enrolment: \
+                       'en_4f2a' (GET /v1/enrolments/en_4f2a).`).",
                 client_action: "Do not retry. Check the path against the API reference: paths \
                                 are lower case, start with the version segment `/v1` and have \
                                 no trailing slash. For a thing that does not exist, check the \

@@ -146,8 +146,10 @@ pub fn app<X: ?Sized + 'static>(
 > {
     App::new()
         .into_utoipa_app()
-        .app_data(settings.api)
+        // An app keeps one value per type, the last installed: the API's context goes last, so
+        // no extension can stand in for it.
         .app_data(extension.context.clone())
+        .app_data(settings.api)
         .configure(|config| extension.mount_all(config))
         .into_app()
         .configure(|config| docs::register(config, &settings.docs))

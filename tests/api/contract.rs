@@ -30,6 +30,9 @@ pub fn check_response(method: &Method, path: &str, response: &TestResponse) {
     let prefix = server
         .strip_prefix("{origin}")
         .expect("the server is {origin}/<version>");
+    // The path as the router reads it: `/v1/p%69ng` is `/v1/ping`.
+    let routed = routed_path(path);
+    let path = routed.as_str();
     let operation = path.strip_prefix(prefix).and_then(|relative| {
         let found_in =
             |document: &'static Value| Some((document, find_path_item(document, relative)?));
@@ -43,12 +46,46 @@ pub fn check_response(method: &Method, path: &str, response: &TestResponse) {
             check_operation_response(document, method, path, operation, response)
         }
         None if response.status >= 400 => check_error_outside_operations(path, response),
+        // Every success under the version prefix is an operation's, described by a document.
+        None if path.starts_with(&format!("{prefix}/")) => {
+            panic!(
+                "{method} {path}: {} outside every operation",
+                response.status
+            )
+        }
         // Success outside the API's operations: the documentation and test-only routes.
         None => {}
     }
     if response.status >= 400 && method != Method::HEAD {
         check_doc_url(&response.json());
     }
+}
+
+/// `path` as actix-web's router reads it: every percent-encoded byte decoded but `%`, `/` and
+/// `+` (and a byte sequence that is not UTF-8, left as sent).
+fn routed_path(path: &str) -> String {
+    let bytes = path.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let byte = bytes[at]
+            .eq(&b'%')
+            .then(|| path.get(at + 1..at + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+            .filter(|byte| !b"%/+".contains(byte));
+        match byte {
+            Some(byte) => {
+                decoded.push(byte);
+                at += 3;
+            }
+            None => {
+                decoded.push(bytes[at]);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8(decoded).unwrap_or_else(|_| path.to_owned())
 }
 
 /// `value`, or what it refers to when it is a `$ref` into `document` (a shared response or

@@ -130,3 +130,43 @@ async fn every_path_answers_other_methods_405_and_near_misses_404() {
         );
     }
 }
+
+/// Contract rule 5 for every operation, whatever its handler: a query parameter or a body
+/// field it does not know is refused with `parameter_unknown` naming it, never ignored.
+#[actix_web::test]
+async fn every_operation_refuses_what_it_does_not_know() {
+    let app = spawn_app().await;
+    for operation in crate::document::operations() {
+        if operation.method == "head" {
+            continue;
+        }
+        let method = operation.method.to_ascii_uppercase();
+        let what = format!("{method} {}", operation.template);
+        let separator = if operation.path.contains('?') {
+            '&'
+        } else {
+            '?'
+        };
+        let query = format!("{}{separator}zz_unknown=1", operation.path);
+        let response = app.send(app.request(&method, &query)).await;
+        app.assert_error(
+            &response,
+            ExpectedError::invalid_request(
+                400,
+                "parameter_unknown",
+                "Received unknown parameter: zz_unknown",
+                Some("zz_unknown"),
+            ),
+        );
+        let response = app
+            .send_json(&method, &operation.path, r#"{"zz_unknown":1}"#)
+            .await;
+        assert_eq!(response.status, 400, "{what}: {}", response.text());
+        assert_eq!(
+            response.json()["error"]["param"],
+            "zz_unknown",
+            "{what}: {}",
+            response.text()
+        );
+    }
+}

@@ -98,8 +98,7 @@ pub async fn list_things(
     Query(query): Query<ListQuery>,
     _body: Body<NoBody>,
 ) -> Result<Json<ThingList>, ApiError> {
-    let things = context.app().things.values().cloned();
-    let page = List::page_after(things, &query, |thing| thing.id.as_str())?;
+    let page = List::page_after(&context.app().things, &query)?;
     log::info!(
         "listed {} things on {}",
         page.data().len(),
@@ -134,7 +133,7 @@ pub async fn retrieve_thing(
                 context.method(),
                 path_for_log(context.path())
             );
-            Err(ApiError::no_such("thing", path.thing.as_str()))
+            Err(context.no_such("thing", path.thing.as_str()))
         }
     }
 }
@@ -276,7 +275,7 @@ async fn a_thing_is_found_by_its_id_and_a_malformed_id_is_named() {
             status: 404,
             error_type: "invalid_request_error",
             code: "resource_missing",
-            message: "No such thing: 'th_0099'.",
+            message: "No such thing: 'th_0099' (GET /v1/things/th_0099).",
             param: None,
         },
         &app.address,
