@@ -965,7 +965,7 @@ where
                 None => {
                     drop(io);
                     return HttpServiceHandlerResponse {
-                        state: Box::pin(State::Refused),
+                        state: State::Refused,
                     };
                 }
             }
@@ -974,7 +974,7 @@ where
         match proto {
             #[cfg(feature = "http2")]
             Protocol::Http2 => HttpServiceHandlerResponse {
-                state: Box::pin(State::H2Handshake {
+                state: State::H2Handshake {
                     handshake: Some(Box::new((
                         crate::h2::handshake_with_timeout(io, &self.cfg),
                         self.cfg.clone(),
@@ -982,7 +982,7 @@ where
                         conn_data,
                         peer_addr,
                     ))),
-                }),
+                },
             },
 
             #[cfg(not(feature = "http2"))]
@@ -991,15 +991,15 @@ where
             }
 
             Protocol::Http1 => HttpServiceHandlerResponse {
-                state: Box::pin(State::H1 {
-                    dispatcher: h1::Dispatcher::new(
+                state: State::H1 {
+                    dispatcher: Box::pin(h1::Dispatcher::new(
                         io,
                         Rc::clone(&self.flow),
                         self.cfg.clone(),
                         peer_addr,
                         conn_data,
-                    ),
-                }),
+                    )),
+                },
             },
 
             proto => unimplemented!("Unsupported HTTP version: {:?}.", proto),
@@ -1031,7 +1031,12 @@ pin_project! {
         U: Service<(Request, Framed<T, h1::Codec>), Response = ()>,
         U::Error: fmt::Display,
     {
-        H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
+        // Each protocol's state is boxed, the state itself kept inline: a connection's state
+        // lives as long as the connection, and a spawner that keeps its future twice in the
+        // task (actix-server's, as an async block's capture and again while awaiting it) would
+        // otherwise pay for the largest state twice on every connection. A box costs one
+        // allocation per connection, not per request.
+        H1 { dispatcher: Pin<Box<h1::Dispatcher<T, S, B, X, U>>> },
 
         // Refused by the connection gate: closed already.
         Refused,
@@ -1059,14 +1064,16 @@ pin_project! {
         U: Service<(Request, Framed<T, h1::Codec>), Response = ()>,
         U::Error: fmt::Display,
     {
-        H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
+        // Each protocol's state is boxed, the state itself kept inline: a connection's state
+        // lives as long as the connection, and a spawner that keeps its future twice in the
+        // task (actix-server's, as an async block's capture and again while awaiting it) would
+        // otherwise pay for the largest state twice on every connection. A box costs one
+        // allocation per connection, not per request.
+        H1 { dispatcher: Pin<Box<h1::Dispatcher<T, S, B, X, U>>> },
 
         // Refused by the connection gate: closed already.
         Refused,
 
-        // The HTTP/2 states are boxed: inline, the larger of them (1,320 bytes with a plain
-        // TCP stream) sized every connection's task, an idle HTTP/1.1 one included. A box
-        // costs one allocation per HTTP/2 connection, not per request.
         H2 { dispatcher: Pin<Box<crate::h2::Dispatcher<T, S, B, X, U>>> },
 
         H2Handshake {
@@ -1103,10 +1110,9 @@ pin_project! {
         U: Service<(Request, Framed<T, h1::Codec>), Response = ()>,
         U::Error: fmt::Display,
     {
-        // Boxed: a connection's state lives as long as the connection, and a spawner that
-        // keeps its future twice in the task (actix-server's, as an async block's capture and
-        // again while awaiting it) would otherwise pay for it twice on every connection.
-        state: Pin<Box<State<T, S, B, X, U>>>,
+        // Small: each protocol's state is boxed inside it.
+        #[pin]
+        state: State<T, S, B, X, U>,
     }
 }
 
@@ -1130,8 +1136,8 @@ where
     type Output = Result<(), DispatchError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.as_mut().project().state.as_mut().project() {
-            StateProj::H1 { dispatcher } => dispatcher.poll(cx),
+        match self.as_mut().project().state.project() {
+            StateProj::H1 { dispatcher } => dispatcher.as_mut().poll(cx),
 
             StateProj::Refused => Poll::Ready(Ok(())),
 
@@ -1144,7 +1150,7 @@ where
                     Ok((conn, timer)) => {
                         let (_, config, flow, conn_data, peer_addr) = *data.take().unwrap();
 
-                        self.as_mut().project().state.as_mut().set(State::H2 {
+                        self.as_mut().project().state.set(State::H2 {
                             dispatcher: Box::pin(crate::h2::Dispatcher::new(
                                 conn, flow, config, peer_addr, conn_data, timer,
                             )),

@@ -105,6 +105,17 @@ impl<T> FramedRead<T> {
     pub fn set_header_table_size(&mut self, val: usize) {
         self.hpack.queue_size_update(val);
     }
+
+    /// Gives the read buffer back while no frame is half read (see `codec::spares`), and the
+    /// HPACK decoder's scratch; the next read takes them again.
+    pub fn release_idle(&mut self) {
+        if self.partial.is_none() && self.inner.read_buffer().is_empty() {
+            if self.inner.read_buffer().capacity() != 0 {
+                super::spares::give_read(self.inner.read_buffer_mut());
+            }
+            self.hpack.release_idle();
+        }
+    }
 }
 
 fn calc_max_continuation_frames(header_max: usize, frame_max: usize) -> usize {
@@ -383,6 +394,11 @@ where
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let span = tracing::trace_span!("FramedRead::poll_next");
         let _e = span.enter();
+        // A buffer given back while idle is taken again before reading into it: at capacity 0,
+        // tokio-util would grow it a byte at a time.
+        if self.inner.read_buffer().capacity() == 0 {
+            *self.inner.read_buffer_mut() = super::spares::take_read();
+        }
         loop {
             tracing::trace!("poll");
             let bytes = match ready!(Pin::new(&mut self.inner).poll_next(cx)) {

@@ -157,8 +157,16 @@ impl Decoder {
             max_size_update: None,
             last_max_update: size,
             table: Table::new(size),
-            buffer: BytesMut::with_capacity(4096),
+            // Allocated for the first Huffman-coded string (`decode_string`).
+            buffer: BytesMut::new(),
         }
+    }
+
+    /// Drops the scratch that Huffman-coded strings are decoded into, while the connection is
+    /// idle; the next such string allocates it again. (Decoded strings are split off it, so
+    /// whatever still holds one keeps its own part.)
+    pub fn release_idle(&mut self) {
+        self.buffer = BytesMut::new();
     }
 
     /// Queues a potential size update
@@ -211,8 +219,10 @@ impl Decoder {
                     can_resize = false;
                     let entry = self.decode_literal(src, true)?;
 
-                    // Insert the header into the table
-                    self.table.insert(entry.clone());
+                    // Insert the header into the table, as bytes of its own: a slice of the
+                    // frame would keep its whole read buffer (or Huffman scratch) alive for as
+                    // long as the entry stays in the table.
+                    self.table.insert(entry.to_owned_copy());
                     consume(src);
 
                     f(entry);
@@ -326,6 +336,10 @@ impl Decoder {
         if huff {
             let ret = {
                 let raw = &buf.chunk()[..len];
+                if self.buffer.capacity() == 0 {
+                    // Grown from nothing, it would be reallocated to each string's size.
+                    self.buffer = BytesMut::with_capacity(4096);
+                }
                 huffman::decode(raw, &mut self.buffer).map(|buf| StringMarker {
                     offset,
                     len,

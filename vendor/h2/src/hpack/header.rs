@@ -102,6 +102,30 @@ impl Header {
         }
     }
 
+    /// The same header, holding bytes of its own rather than a slice of a larger buffer.
+    pub fn to_owned_copy(&self) -> Header {
+        let copy = |bytes: &BytesStr| BytesStr(Bytes::copy_from_slice(bytes.as_ref()));
+        match self {
+            Header::Field { name, value } => Header::Field {
+                name: name.clone(),
+                // A header value's bytes are one: were they refused, the slice is kept.
+                value: match HeaderValue::from_bytes(value.as_bytes()) {
+                    Ok(mut owned) => {
+                        owned.set_sensitive(value.is_sensitive());
+                        owned
+                    }
+                    Err(_) => value.clone(),
+                },
+            },
+            Header::Authority(value) => Header::Authority(copy(value)),
+            Header::Method(method) => Header::Method(method.clone()),
+            Header::Scheme(value) => Header::Scheme(copy(value)),
+            Header::Path(value) => Header::Path(copy(value)),
+            Header::Protocol(protocol) => Header::Protocol(Protocol::from(protocol.as_str())),
+            Header::Status(status) => Header::Status(*status),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match *self {
             Header::Field {

@@ -308,6 +308,12 @@ where
                                 continue;
                             }
 
+                            // Everything is flushed and the connection waits for its peer:
+                            // it gives back what it holds only to read or write, and frees
+                            // its stream table while no stream exists (this service's change;
+                            // `codec::spares`). The next frame takes them again.
+                            self.codec.release_idle();
+                            self.inner.streams.release_idle();
                             return Poll::Pending;
                         }
                     };

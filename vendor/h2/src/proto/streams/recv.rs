@@ -91,6 +91,14 @@ pub(crate) enum Open {
 }
 
 impl Recv {
+    /// Frees the buffer of received events when it holds none (this service's change; see
+    /// `Streams::release_idle`).
+    pub(super) fn release_idle_buffer(&mut self) {
+        if self.buffer.is_empty() {
+            self.buffer = Buffer::new();
+        }
+    }
+
     pub fn new(peer: peer::Dyn, config: &Config) -> Self {
         let next_stream_id = if peer.is_server() { 1 } else { 2 };
 
