@@ -62,5 +62,6 @@ fn tls_config(cert: &str, key: &str) -> std::io::Result<rustls::ServerConfig> {
     .map_err(|error| std::io::Error::other(error.to_string()))?;
     config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new()
         .map_err(|error| std::io::Error::other(error.to_string()))?;
+    config.send_tls13_tickets = 1;
     Ok(config)
 }

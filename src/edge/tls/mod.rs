@@ -13,7 +13,8 @@
 //!   `modern` (TLS 1.3 only).
 //! - **Resumption**: TLS 1.3 and TLS 1.2 session tickets, encrypted with keys that rustls'
 //!   ticketer makes at random, rotates every 6 hours (a ticket is accepted for up to 12) and
-//!   never writes anywhere; TLS 1.2 session ids too, from a cache in memory. Another replica
+//!   never writes anywhere, one ticket a handshake; TLS 1.2 session ids too, from a cache in
+//!   memory. Another replica
 //!   has other keys, so a client that lands there makes a full handshake.
 //!
 //! The certificate and key are checked at start-up (a missing, unreadable, empty or mismatched
@@ -313,6 +314,11 @@ impl CertificateStore {
             .with_no_client_auth()
             .with_cert_resolver(Arc::clone(self) as Arc<dyn ResolvesServerCert>);
         config.ticketer = aws_lc_rs::Ticketer::new().map_err(config_error)?;
+        // One TLS 1.3 ticket per handshake, not rustls' (and OpenSSL's) two: each costs a key
+        // derivation and an encryption on every full handshake, about 5% of its time here
+        // (BENCHMARKS.md), and these tickets are not single-use: a client resumes with one as
+        // often as it likes, and gets a fresh one each time.
+        config.send_tls13_tickets = 1;
         Ok(config)
     }
 

@@ -106,14 +106,14 @@ impl<T> FramedRead<T> {
         self.hpack.queue_size_update(val);
     }
 
-    /// Gives the read buffer back while no frame is half read (see `codec::spares`), and the
-    /// HPACK decoder's scratch; the next read takes them again.
+    /// Gives the read buffer back while no frame is half read (see `codec::spares`); the next
+    /// read takes one again.
     pub fn release_idle(&mut self) {
-        if self.partial.is_none() && self.inner.read_buffer().is_empty() {
-            if self.inner.read_buffer().capacity() != 0 {
-                super::spares::give_read(self.inner.read_buffer_mut());
-            }
-            self.hpack.release_idle();
+        if self.partial.is_none()
+            && self.inner.read_buffer().is_empty()
+            && self.inner.read_buffer().capacity() != 0
+        {
+            super::spares::give_read(self.inner.read_buffer_mut());
         }
     }
 }

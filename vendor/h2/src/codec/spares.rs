@@ -10,15 +10,19 @@ use std::thread::LocalKey;
 
 use bytes::BytesMut;
 
-/// What a connection writes its frames into: the minimum MAX_FRAME_SIZE is 16 KiB, so a
-/// HEADERS frame that large always fits.
-pub(crate) const WRITE_CAPACITY: usize = 16 * 1024;
+/// What a connection writes its frames into (upstream allocates 16 KiB, the minimum
+/// MAX_FRAME_SIZE): a response's HEADERS and small DATA frames fit in 4 KiB; a larger frame
+/// grows the buffer (`BytesMut` reserves as it is written), and a DATA payload larger than
+/// the chain threshold is not copied into it at all. A connection waiting for its client to
+/// read holds its write buffer, so its size counts once per such connection.
+pub(crate) const WRITE_CAPACITY: usize = 4 * 1024;
 
 /// What a connection reads frames into (`tokio-util`'s own initial capacity).
 pub(crate) const READ_CAPACITY: usize = 8 * 1024;
 
-/// Spares kept per thread and kind: at most 16 × 24 KiB = 384 KiB a thread.
-const KEPT: usize = 16;
+/// Spares kept per thread and kind: at most 4 × 12 KiB = 48 KiB a thread (a worker serves one
+/// connection at a time, so a few spares cover the connections that go idle and come back).
+const KEPT: usize = 4;
 
 thread_local! {
     static WRITE: RefCell<Vec<BytesMut>> = const { RefCell::new(Vec::new()) };

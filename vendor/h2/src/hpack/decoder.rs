@@ -18,7 +18,32 @@ pub struct Decoder {
     max_size_update: Option<usize>,
     last_max_update: usize,
     table: Table,
-    buffer: BytesMut,
+}
+
+thread_local! {
+    /// What Huffman-coded strings are decoded into, split off as they are done: the thread's,
+    /// not each connection's (this service's change), since a connection decodes only while it
+    /// is polled, on its thread. A string split off keeps its own part alive for as long as it
+    /// is held; a table entry is copied out of it (`Header::to_owned_copy`).
+    static HUFFMAN_SCRATCH: std::cell::RefCell<BytesMut> =
+        std::cell::RefCell::new(BytesMut::new());
+}
+
+/// The scratch's size: grown from nothing, it would be reallocated to each string's size.
+const HUFFMAN_SCRATCH_CAPACITY: usize = 4096;
+
+/// Decodes the Huffman-coded `raw` into the thread's scratch.
+fn huffman_decode(raw: &[u8]) -> Result<BytesMut, DecoderError> {
+    let decode = |scratch: &mut BytesMut| {
+        if scratch.capacity() == 0 {
+            *scratch = BytesMut::with_capacity(HUFFMAN_SCRATCH_CAPACITY);
+        }
+        huffman::decode(raw, scratch)
+    };
+    HUFFMAN_SCRATCH
+        .try_with(|scratch| decode(&mut scratch.borrow_mut()))
+        // The thread is being torn down: a scratch of its own.
+        .unwrap_or_else(|_| decode(&mut BytesMut::new()))
 }
 
 /// Represents all errors that can be encountered while performing the decoding
@@ -157,16 +182,7 @@ impl Decoder {
             max_size_update: None,
             last_max_update: size,
             table: Table::new(size),
-            // Allocated for the first Huffman-coded string (`decode_string`).
-            buffer: BytesMut::new(),
         }
-    }
-
-    /// Drops the scratch that Huffman-coded strings are decoded into, while the connection is
-    /// idle; the next such string allocates it again. (Decoded strings are split off it, so
-    /// whatever still holds one keeps its own part.)
-    pub fn release_idle(&mut self) {
-        self.buffer = BytesMut::new();
     }
 
     /// Queues a potential size update
@@ -336,11 +352,7 @@ impl Decoder {
         if huff {
             let ret = {
                 let raw = &buf.chunk()[..len];
-                if self.buffer.capacity() == 0 {
-                    // Grown from nothing, it would be reallocated to each string's size.
-                    self.buffer = BytesMut::with_capacity(4096);
-                }
-                huffman::decode(raw, &mut self.buffer).map(|buf| StringMarker {
+                huffman_decode(raw).map(|buf| StringMarker {
                     offset,
                     len,
                     string: Some(BytesMut::freeze(buf)),
