@@ -314,7 +314,13 @@ fn sink_warning(message: &str) -> Vec<u8> {
 pub fn init(format: LogFormat, when_stalled: WhenStalled) {
     FORMAT.store(u8::from(format == LogFormat::Json), Ordering::Relaxed);
     log_sink::start(when_stalled, sink_warning);
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info"))
+    let mut builder = env_logger::Builder::new();
+    // rustls warns of what a peer did (an IP address sent as the server name, an alert): a
+    // client could write such a line, an urgent one, with every handshake it makes. Its
+    // errors stay; `RUST_LOG=info,rustls=warn` brings the warnings back.
+    builder.filter_module("rustls", log::LevelFilter::Error);
+    builder
+        .parse_env(env_logger::Env::default().default_filter_or("info"))
         .format(move |out, record| {
             if record.level() <= log::Level::Warn {
                 URGENT.with(|urgent| *urgent.borrow_mut() = true);
