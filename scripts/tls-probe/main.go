@@ -3,7 +3,7 @@
 // key exchange, the cipher, whether the second connection resumed the first's session, and
 // the status of GET /v1/ping. scripts/check-tls runs it; it needs only the standard library.
 //
-//	go run . -ca ca.pem [-tls12] [-groups X25519MLKEM768,X25519,P256] localhost:PORT
+//	go run . -ca ca.pem [-tls12] [-groups X25519MLKEM768,X25519,P256,P384] localhost:PORT
 //
 // Go's defaults (no -groups) offer X25519MLKEM768 first, from Go 1.24 on. Over TLS 1.2, Go
 // resumes only with a session ticket (it keeps no session ids), so resumed=true there proves
@@ -58,6 +58,7 @@ func main() {
 		"X25519MLKEM768": tls.X25519MLKEM768,
 		"X25519":         tls.X25519,
 		"P256":           tls.CurveP256,
+		"P384":           tls.CurveP384,
 	}
 	for _, name := range strings.Split(*groups, ",") {
 		if name == "" {

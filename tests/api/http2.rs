@@ -546,3 +546,163 @@ async fn an_http2_request_with_a_connection_specific_field_gets_a_contract_error
     let (head_block, body) = raw_request_answer(&rest).await;
     assert_raw_400(&head_block, &body);
 }
+
+/// A header value whose Huffman coding breaks part way (here: the end-of-string symbol inside
+/// the string) ends its connection with a GOAWAY. What it had decoded so far must go
+/// with it: the decoder's scratch is shared by the worker's connections, and a leftover
+/// `/v1/x/attacker#` once led the next client's `:path` on the same worker, sending its request
+/// where the attacker chose.
+#[actix_web::test]
+async fn a_broken_huffman_string_leaves_nothing_in_the_next_clients_request() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let pki = TestPki::new("h2-huffman-leftover");
+    let app = tls_app_with(&pki, |_| {}).await;
+
+    let mut attacker = h2_tls(&pki, &app).await;
+    let mut poisoned = Vec::new();
+    // "/v1/x/attacker#" Huffman-coded (RFC 7541, Appendix B), its last byte padded with ones,
+    // then thirty-two ones: the end-of-string symbol, which a string must not hold.
+    let mut bits = 0u64;
+    let mut count = 0u32;
+    for &(code, length) in HUFFMAN_ATTACKER_PATH {
+        bits = (bits << length) | u64::from(code);
+        count += length;
+        while count >= 8 {
+            poisoned.push((bits >> (count - 8)) as u8);
+            count -= 8;
+        }
+    }
+    if count > 0 {
+        poisoned.push(((bits << (8 - count)) as u8) | (0xff >> count));
+    }
+    poisoned.extend([0xff; 4]);
+    // `:method GET`, `:scheme https`, then `:path` (static name 4) as a literal that is not
+    // indexed, its value Huffman-coded (the high bit of its length).
+    let mut block = vec![0x82, 0x87, 0x04, 0x80 | poisoned.len() as u8];
+    block.extend(&poisoned);
+    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    wire.extend(frame(0x4, 0, 0, &[]));
+    wire.extend(frame(0x1, 0x4 | 0x1, 1, &block));
+    attacker.write_all(&wire).await.unwrap();
+    // The server answers with GOAWAY (type 7), then closes. `h2` gives every HPACK failure as
+    // PROTOCOL_ERROR (1), where RFC 9113 (4.3) names COMPRESSION_ERROR: upstream's choice,
+    // kept, since either ends the connection.
+    let goaway_error = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let mut head = [0u8; 9];
+            attacker.read_exact(&mut head).await.unwrap();
+            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let mut payload = vec![0u8; length];
+            attacker.read_exact(&mut payload).await.unwrap();
+            if head[3] == 0x7 {
+                break u32::from_be_bytes(payload[4..8].try_into().unwrap());
+            }
+        }
+    })
+    .await
+    .expect("a GOAWAY within 10 s");
+    assert_eq!(goaway_error, 0x1, "PROTOCOL_ERROR");
+
+    // The next client on the same (only) worker: the `h2` crate's client Huffman-codes its
+    // `:path`, and its ping is answered 200, not 404 for `/v1/x/attacker`.
+    let (client, mut connection) = h2_connect(&pki, &app).await;
+    ping_on(client, &mut connection, &app).await;
+}
+
+/// The Huffman codes (RFC 7541, Appendix B) of "/v1/x/attacker#", as (code, bits).
+const HUFFMAN_ATTACKER_PATH: &[(u32, u32)] = &[
+    (0x18, 6),   // '/'
+    (0x77, 7),   // 'v'
+    (0x1, 5),    // '1'
+    (0x18, 6),   // '/'
+    (0x79, 7),   // 'x'
+    (0x18, 6),   // '/'
+    (0x3, 5),    // 'a'
+    (0x9, 5),    // 't'
+    (0x9, 5),    // 't'
+    (0x3, 5),    // 'a'
+    (0x4, 5),    // 'c'
+    (0x75, 7),   // 'k'
+    (0x5, 5),    // 'e'
+    (0x2c, 6),   // 'r'
+    (0xffa, 12), // '#'
+];
+
+/// Requests the server answers itself because they are malformed (here: a connection-specific
+/// field, caught where the header block is read) count
+/// against SETTINGS_MAX_CONCURRENT_STREAMS like any other: a client that lets no answer finish
+/// (its window 0, so no DATA can be sent) once opened as many of them as it liked, each with its
+/// stream, task and queued answer. Past the limit a stream is refused (RST_STREAM with
+/// REFUSED_STREAM) and the streams within it are answered.
+#[actix_web::test]
+async fn malformed_requests_count_against_the_stream_limit() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let pki = TestPki::new("h2-malformed-limit");
+    let app = tls_app_with(&pki, |config| config.h2_max_concurrent_streams = 4).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    let authority = format!("localhost:{}", app.local_addr.port());
+    // `:method GET`, `:scheme https`, the literal `:path /v1/ping` and `:authority`, then a
+    // literal `connection: keep-alive` (forbidden in HTTP/2, RFC 9113, 8.2.2).
+    let mut block = vec![0x82, 0x87, 0x04, 8];
+    block.extend(b"/v1/ping");
+    block.extend([0x01, authority.len() as u8]);
+    block.extend(authority.as_bytes());
+    block.extend([0x00, 10]);
+    block.extend(b"connection");
+    block.extend([10]);
+    block.extend(b"keep-alive");
+    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    // SETTINGS_INITIAL_WINDOW_SIZE (0x4) = 0: the server may send headers but no body.
+    wire.extend(frame(0x4, 0, 0, &[0, 4, 0, 0, 0, 0]));
+    let streams = [1u32, 3, 5, 7, 9, 11];
+    for stream in streams {
+        wire.extend(frame(0x1, 0x4 | 0x1, stream, &block));
+    }
+    tls.write_all(&wire).await.unwrap();
+
+    // Until every stream has its answer's head (HEADERS, type 1) or its refusal (RST_STREAM,
+    // type 3, with its error code).
+    let mut outcomes = std::collections::BTreeMap::new();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while outcomes.len() < streams.len() {
+            let mut head = [0u8; 9];
+            tls.read_exact(&mut head).await.unwrap();
+            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+            let mut payload = vec![0u8; length];
+            tls.read_exact(&mut payload).await.unwrap();
+            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+            match (head[3], head[4]) {
+                (0x4, flags) if flags & 0x1 == 0 => {
+                    tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
+                }
+                (0x1, _) => {
+                    assert_eq!(payload[0], 0x80 | 12, "`:status 400` on stream {stream}");
+                    outcomes.insert(stream, "answered 400".to_string());
+                }
+                (0x3, _) => {
+                    let code = u32::from_be_bytes(payload[..4].try_into().unwrap());
+                    outcomes.insert(stream, format!("reset with code {code}"));
+                }
+                (0x7, _) => panic!("GOAWAY: {payload:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("every stream answered or refused within 10 s");
+    let outcomes: Vec<(u32, &str)> = outcomes.iter().map(|(s, o)| (*s, o.as_str())).collect();
+    // REFUSED_STREAM is 0x7.
+    assert_eq!(
+        outcomes,
+        [
+            (1, "answered 400"),
+            (3, "answered 400"),
+            (5, "answered 400"),
+            (7, "answered 400"),
+            (9, "reset with code 7"),
+            (11, "reset with code 7"),
+        ]
+    );
+}

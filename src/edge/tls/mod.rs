@@ -316,8 +316,10 @@ impl CertificateStore {
         config.ticketer = aws_lc_rs::Ticketer::new().map_err(config_error)?;
         // One TLS 1.3 ticket per handshake, not rustls' (and OpenSSL's) two: each costs a key
         // derivation and an encryption on every full handshake, about 5% of its time here
-        // (BENCHMARKS.md), and these tickets are not single-use: a client resumes with one as
-        // often as it likes, and gets a fresh one each time.
+        // (BENCHMARKS.md). Clients spend a TLS 1.3 ticket once (RFC 8446, appendix C.4) and
+        // get a fresh one with every resumption, so a client that reconnects one connection at
+        // a time always resumes; one that opens several at once resumes one of them and makes
+        // full handshakes for the rest (OPERATIONS.md, "Resumption").
         config.send_tls13_tickets = 1;
         Ok(config)
     }

@@ -38,6 +38,10 @@ fn huffman_decode(raw: &[u8]) -> Result<BytesMut, DecoderError> {
         if scratch.capacity() == 0 {
             *scratch = BytesMut::with_capacity(HUFFMAN_SCRATCH_CAPACITY);
         }
+        // A string that failed to decode left its bytes behind (only a success splits them
+        // off); the scratch is every connection's on this thread, so they must never lead the
+        // next string, which may be another client's.
+        scratch.clear();
         huffman::decode(raw, scratch)
     };
     HUFFMAN_SCRATCH
@@ -908,6 +912,46 @@ mod test {
                 assert_eq!(value, "bar");
             }
             _ => panic!(),
+        }
+    }
+
+    #[test]
+    fn a_failed_huffman_string_leaves_nothing_for_the_next_connection() {
+        // A connection sends a Huffman-coded value that decodes to "/v1/x/attacker#" and then
+        // holds the end-of-string symbol (thirty ones), which is an error inside a string, so
+        // its decoder fails part way.
+        let mut attacker = Decoder::new(4096);
+        let mut poisoned = huff_encode(b"/v1/x/attacker#");
+        poisoned.extend([0xff; 4]);
+        let mut block = BytesMut::new();
+        block.extend([0b0100_0000, 3]);
+        block.extend(b"foo");
+        block.extend([0x80 | poisoned.len() as u8]);
+        block.extend(&poisoned);
+        let error = attacker
+            .decode(&mut Cursor::new(&mut block), |_| {})
+            .unwrap_err();
+        assert_eq!(error, DecoderError::InvalidHuffmanCode);
+
+        // Another connection on the same thread then decodes a good value: it gets exactly
+        // its own bytes.
+        let mut victim = Decoder::new(4096);
+        let mut block = BytesMut::new();
+        block.extend([0b0100_0000, 3]);
+        block.extend(b"foo");
+        let value = huff_encode(b"/v1/ping");
+        block.extend([0x80 | value.len() as u8]);
+        block.extend(&value);
+        let mut decoded = vec![];
+        victim
+            .decode(&mut Cursor::new(&mut block), |header| decoded.push(header))
+            .unwrap();
+        match &decoded[..] {
+            [Header::Field { name, value }] => {
+                assert_eq!(name, "foo");
+                assert_eq!(value, "/v1/ping");
+            }
+            other => panic!("decoded {:?}", other),
         }
     }
 

@@ -106,17 +106,9 @@ impl Header {
     pub fn to_owned_copy(&self) -> Header {
         let copy = |bytes: &BytesStr| BytesStr(Bytes::copy_from_slice(bytes.as_ref()));
         match self {
-            Header::Field { name, value } => Header::Field {
-                name: name.clone(),
-                // A header value's bytes are one: were they refused, the slice is kept.
-                value: match HeaderValue::from_bytes(value.as_bytes()) {
-                    Ok(mut owned) => {
-                        owned.set_sensitive(value.is_sensitive());
-                        owned
-                    }
-                    Err(_) => value.clone(),
-                },
-            },
+            // A field's name and value are already bytes of their own: `HeaderName::from_bytes`
+            // and `HeaderValue::from_bytes` copy what they are given.
+            Header::Field { .. } => self.clone(),
             Header::Authority(value) => Header::Authority(copy(value)),
             Header::Method(method) => Header::Method(method.clone()),
             Header::Scheme(value) => Header::Scheme(copy(value)),

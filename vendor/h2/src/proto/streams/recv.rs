@@ -180,16 +180,6 @@ impl Recv {
         tracing::trace!("opening stream; init_window={}", self.init_window_sz);
         let is_initial = stream.state.recv_open(&frame)?;
 
-        // A malformed block reaches here only from a peer whose requests the server answers
-        // itself: a request's is handed over marked; trailers' reset the stream as before.
-        if frame.is_malformed() {
-            if is_initial {
-                self.deliver_stand_in(stream, crate::ext::MalformedRequest);
-                return Ok(());
-            }
-            return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR).into());
-        }
-
         if is_initial {
             // TODO: be smarter about this logic
             if frame.stream_id() > self.last_processed_id {
@@ -198,6 +188,18 @@ impl Recv {
 
             // Increment the number of concurrent streams
             counts.inc_num_recv_streams(stream);
+        }
+
+        // A malformed block reaches here only from a peer whose requests the server answers
+        // itself: a request's is handed over marked; trailers' reset the stream as before. A
+        // malformed request is counted above like any other (this service's change), or a
+        // peer could open streams past SETTINGS_MAX_CONCURRENT_STREAMS with broken requests.
+        if frame.is_malformed() {
+            if is_initial {
+                self.deliver_stand_in(stream, crate::ext::MalformedRequest);
+                return Ok(());
+            }
+            return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR).into());
         }
 
         if !stream.content_length.is_head() {
