@@ -26,7 +26,10 @@ use crate::request_id::RequestId;
 pub struct Recorded<B> {
     body: B,
     /// Taken (and so recorded) at the end of the body, or with the body when it is dropped.
-    answered: Option<Answered>,
+    /// Boxed: a response is moved through several futures, each of which holds it inline
+    /// (under HTTP/2, in every open stream's task), and `Answered` is most of its size
+    /// (BENCHMARKS.md, "Peak memory under the HTTPS loads").
+    answered: Option<Box<Answered>>,
 }
 
 impl<B> Recorded<B> {
@@ -45,7 +48,7 @@ impl<B: MessageBody> Recorded<B> {
             && !matches!(body.size(), BodySize::None | BodySize::Sized(0));
         Recorded {
             body,
-            answered: Some(answered),
+            answered: Some(Box::new(answered)),
         }
     }
 }

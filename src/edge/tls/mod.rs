@@ -8,6 +8,8 @@
 //!   with tomorrow's computers would be a breach of health data today. rustls takes the first
 //!   group of the *client's* list that it supports, so the hybrid is chosen wherever the client
 //!   prefers it (Chrome, Firefox, Go from 1.24, rustls); the hybrid exists in TLS 1.3 only.
+//! - **Ciphers**: the provider's, AES-256-GCM first; TLS 1.3's key schedule on HMAC keys
+//!   prepared once (`key_schedule.rs`).
 //! - **Profile** ([`TlsProfile`], `--tls-profile`), named after Mozilla's: `intermediate`
 //!   (default: TLS 1.3 and 1.2 with ECDHE and AEAD ciphers only, for older clients) or
 //!   `modern` (TLS 1.3 only).
@@ -24,6 +26,7 @@
 //! a log line and the old one stays in use. The store keeps what the metrics report: when the
 //! certificate in use expires, when it was loaded, and when a reload was last refused.
 
+mod key_schedule;
 pub mod metrics;
 
 use std::fmt;
@@ -98,6 +101,11 @@ pub fn provider() -> CryptoProvider {
         kx_group::SECP256R1,
         kx_group::SECP384R1,
     ];
+    provider.cipher_suites = provider
+        .cipher_suites
+        .into_iter()
+        .map(key_schedule::with_prepared_key_schedule)
+        .collect();
     provider
 }
 
