@@ -1,8 +1,8 @@
 //! TLS 1.3's key schedule (HKDF) on HMAC keys prepared once, in place of the aws-lc-rs
 //! provider's own, which is built for FIPS's service indicator: each of its HKDF-Expand calls
-//! runs HKDF-Extract again from the secret and sets up both HMAC keys anew, so that a full
-//! handshake hashed about four times as many SHA-384 blocks as the schedule needs, and those
-//! blocks were the largest single cost of a handshake (BENCHMARKS.md, "Handshakes").
+//! runs HKDF-Extract again from the secret and sets up both HMAC keys anew. SHA-384's block
+//! function was the largest single cost of a full handshake, and the repeated work was a
+//! tenth of the handshake's instructions (BENCHMARKS.md, "Handshakes").
 //!
 //! What is used instead is rustls' own generic `HkdfUsingHmac` over aws-lc's HMAC, whose keys
 //! keep their inner and outer hash states: the same HKDF (RFC 5869), so the same keys on the
