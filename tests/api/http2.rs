@@ -133,6 +133,18 @@ fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     frame
 }
 
+/// The next frame read from `connection`: its type, flags, stream and payload.
+async fn next_frame<S: tokio::io::AsyncRead + Unpin>(connection: &mut S) -> (u8, u8, u32, Vec<u8>) {
+    use tokio::io::AsyncReadExt;
+    let mut head = [0u8; 9];
+    connection.read_exact(&mut head).await.unwrap();
+    let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+    let mut payload = vec![0u8; length];
+    connection.read_exact(&mut payload).await.unwrap();
+    let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+    (head[3], head[4], stream, payload)
+}
+
 /// The dynamic table size updates (RFC 7541, 6.3) that open an HPACK header block.
 fn table_size_updates(mut block: &[u8]) -> Vec<u64> {
     let mut sizes = Vec::new();
@@ -161,7 +173,7 @@ fn table_size_updates(mut block: &[u8]) -> Vec<u64> {
 /// The HPACK block of the response to `GET /v1/ping` on a raw HTTP/2 connection that opens with
 /// one SETTINGS frame per entry of `header_table_sizes` (SETTINGS_HEADER_TABLE_SIZE, 0x1).
 async fn response_block_after_table_sizes(header_table_sizes: &[u32]) -> Vec<u8> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
 
     let pki = TestPki::new("h2-table-size");
     let app = tls_app_with(&pki, |_| {}).await;
@@ -188,13 +200,8 @@ async fn response_block_after_table_sizes(header_table_sizes: &[u32]) -> Vec<u8>
     // before it reads the next frame, so all of them are applied before the request is read.
     tokio::time::timeout(Duration::from_secs(10), async {
         loop {
-            let mut head = [0u8; 9];
-            tls.read_exact(&mut head).await.unwrap();
-            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-            let mut payload = vec![0u8; length];
-            tls.read_exact(&mut payload).await.unwrap();
-            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
-            match (head[3], head[4]) {
+            let (kind, flags, stream, payload) = next_frame(&mut tls).await;
+            match (kind, flags) {
                 (0x4, flags) if flags & 0x1 == 0 => {
                     tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
                 }
@@ -465,7 +472,7 @@ async fn an_http2_request_with_a_foreign_scheme_is_refused() {
 /// from the static table, the literal `:path /v1/ping` and `:authority`, then `rest`, and reads
 /// the answer: the response head's HPACK block and the body, or a panic on a reset.
 async fn raw_request_answer(rest: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
 
     let pki = TestPki::new("h2-raw-request");
     let app = tls_app_with(&pki, |_| {}).await;
@@ -483,13 +490,8 @@ async fn raw_request_answer(rest: &[u8]) -> (Vec<u8>, Vec<u8>) {
     tokio::time::timeout(Duration::from_secs(10), async {
         let (mut head_block, mut body) = (Vec::new(), Vec::new());
         loop {
-            let mut head = [0u8; 9];
-            tls.read_exact(&mut head).await.unwrap();
-            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-            let mut payload = vec![0u8; length];
-            tls.read_exact(&mut payload).await.unwrap();
-            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
-            match (head[3], head[4], stream) {
+            let (kind, flags, stream, payload) = next_frame(&mut tls).await;
+            match (kind, flags, stream) {
                 (0x4, flags, 0) if flags & 0x1 == 0 => {
                     tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
                 }
@@ -554,7 +556,7 @@ async fn an_http2_request_with_a_connection_specific_field_gets_a_contract_error
 /// where the attacker chose.
 #[actix_web::test]
 async fn a_broken_huffman_string_leaves_nothing_in_the_next_clients_request() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
 
     let pki = TestPki::new("h2-huffman-leftover");
     let app = tls_app_with(&pki, |_| {}).await;
@@ -590,12 +592,8 @@ async fn a_broken_huffman_string_leaves_nothing_in_the_next_clients_request() {
     // kept, since either ends the connection.
     let goaway_error = tokio::time::timeout(Duration::from_secs(10), async {
         loop {
-            let mut head = [0u8; 9];
-            attacker.read_exact(&mut head).await.unwrap();
-            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-            let mut payload = vec![0u8; length];
-            attacker.read_exact(&mut payload).await.unwrap();
-            if head[3] == 0x7 {
+            let (kind, _, _, payload) = next_frame(&mut attacker).await;
+            if kind == 0x7 {
                 break u32::from_be_bytes(payload[4..8].try_into().unwrap());
             }
         }
@@ -637,7 +635,7 @@ const HUFFMAN_ATTACKER_PATH: &[(u32, u32)] = &[
 /// REFUSED_STREAM) and the streams within it are answered.
 #[actix_web::test]
 async fn malformed_requests_count_against_the_stream_limit() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
 
     let pki = TestPki::new("h2-malformed-limit");
     let app = tls_app_with(&pki, |config| config.h2_max_concurrent_streams = 4).await;
@@ -667,13 +665,8 @@ async fn malformed_requests_count_against_the_stream_limit() {
     let mut outcomes = std::collections::BTreeMap::new();
     tokio::time::timeout(Duration::from_secs(10), async {
         while outcomes.len() < streams.len() {
-            let mut head = [0u8; 9];
-            tls.read_exact(&mut head).await.unwrap();
-            let length = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-            let mut payload = vec![0u8; length];
-            tls.read_exact(&mut payload).await.unwrap();
-            let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
-            match (head[3], head[4]) {
+            let (kind, flags, stream, payload) = next_frame(&mut tls).await;
+            match (kind, flags) {
                 (0x4, flags) if flags & 0x1 == 0 => {
                     tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
                 }
