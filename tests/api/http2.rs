@@ -133,6 +133,17 @@ fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     frame
 }
 
+/// The header block of `GET /v1/ping` to `app`: `:method GET` and `:scheme https` from the
+/// static table, `:path` and `:authority` as literals that are not indexed (RFC 7541, 6.2.2).
+fn ping_block(app: &TestApp) -> Vec<u8> {
+    let authority = format!("localhost:{}", app.local_addr.port());
+    let mut block = vec![0x82, 0x87, 0x04, 8];
+    block.extend(b"/v1/ping");
+    block.extend([0x01, authority.len() as u8]);
+    block.extend(authority.as_bytes());
+    block
+}
+
 /// The next frame read from `connection`: its type, flags, stream and payload.
 async fn next_frame<S: tokio::io::AsyncRead + Unpin>(connection: &mut S) -> (u8, u8, u32, Vec<u8>) {
     use tokio::io::AsyncReadExt;
@@ -178,14 +189,8 @@ async fn response_block_after_table_sizes(header_table_sizes: &[u32]) -> Vec<u8>
     let pki = TestPki::new("h2-table-size");
     let app = tls_app_with(&pki, |_| {}).await;
     let mut tls = h2_tls(&pki, &app).await;
-    // The preface, the SETTINGS, then `GET /v1/ping` on stream 1: `:method GET` and
-    // `:scheme https` from the static table, `:path` and `:authority` as literals that are not
-    // indexed (RFC 7541, 6.2.2).
-    let authority = format!("localhost:{}", app.local_addr.port());
-    let mut block = vec![0x82, 0x87, 0x04, 8];
-    block.extend(b"/v1/ping");
-    block.extend([0x01, authority.len() as u8]);
-    block.extend(authority.as_bytes());
+    // The preface, the SETTINGS, then `GET /v1/ping` on stream 1.
+    let block = ping_block(&app);
     let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
     for size in header_table_sizes {
         let mut setting = vec![0, 1];
@@ -640,13 +645,9 @@ async fn malformed_requests_count_against_the_stream_limit() {
     let pki = TestPki::new("h2-malformed-limit");
     let app = tls_app_with(&pki, |config| config.h2_max_concurrent_streams = 4).await;
     let mut tls = h2_tls(&pki, &app).await;
-    let authority = format!("localhost:{}", app.local_addr.port());
-    // `:method GET`, `:scheme https`, the literal `:path /v1/ping` and `:authority`, then a
-    // literal `connection: keep-alive` (forbidden in HTTP/2, RFC 9113, 8.2.2).
-    let mut block = vec![0x82, 0x87, 0x04, 8];
-    block.extend(b"/v1/ping");
-    block.extend([0x01, authority.len() as u8]);
-    block.extend(authority.as_bytes());
+    // `GET /v1/ping`, then a literal `connection: keep-alive` (forbidden in HTTP/2, RFC 9113,
+    // 8.2.2).
+    let mut block = ping_block(&app);
     block.extend([0x00, 10]);
     block.extend(b"connection");
     block.extend([10]);
