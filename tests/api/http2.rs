@@ -125,7 +125,7 @@ async fn an_operator_sets_the_stream_limit() {
 }
 
 /// One HTTP/2 frame as it goes on the wire: the 9-byte head, then the payload.
-fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+pub(crate) fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     let mut frame = (payload.len() as u32).to_be_bytes()[1..].to_vec();
     frame.extend([kind, flags]);
     frame.extend(stream.to_be_bytes());
@@ -145,7 +145,7 @@ fn ping_block(app: &TestApp) -> Vec<u8> {
 }
 
 /// The next frame read from `connection`: its type, flags, stream and payload.
-async fn next_frame<S: tokio::io::AsyncRead + Unpin>(connection: &mut S) -> (u8, u8, u32, Vec<u8>) {
+pub(crate) async fn next_frame<S: tokio::io::AsyncRead + Unpin>(connection: &mut S) -> (u8, u8, u32, Vec<u8>) {
     use tokio::io::AsyncReadExt;
     let mut head = [0u8; 9];
     connection.read_exact(&mut head).await.unwrap();
@@ -471,87 +471,6 @@ async fn an_http2_request_with_a_foreign_scheme_is_refused() {
         "The request's scheme must be http or https."
     );
     driving.abort();
-}
-
-/// Sends one request as a raw HEADERS frame on stream 1, whose HPACK block is `:method GET`
-/// from the static table, the literal `:path /v1/ping` and `:authority`, then `rest`, and reads
-/// the answer: the response head's HPACK block and the body, or a panic on a reset.
-async fn raw_request_answer(rest: &[u8]) -> (Vec<u8>, Vec<u8>) {
-    use tokio::io::AsyncWriteExt;
-
-    let pki = TestPki::new("h2-raw-request");
-    let app = tls_app_with(&pki, |_| {}).await;
-    let mut tls = h2_tls(&pki, &app).await;
-    let authority = format!("localhost:{}", app.local_addr.port());
-    let mut block = vec![0x82, 0x04, 8];
-    block.extend(b"/v1/ping");
-    block.extend([0x01, authority.len() as u8]);
-    block.extend(authority.as_bytes());
-    block.extend(rest);
-    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    wire.extend(frame(0x4, 0, 0, &[]));
-    wire.extend(frame(0x1, 0x4 | 0x1, 1, &block));
-    tls.write_all(&wire).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        let (mut head_block, mut body) = (Vec::new(), Vec::new());
-        loop {
-            let (kind, flags, stream, payload) = next_frame(&mut tls).await;
-            match (kind, flags, stream) {
-                (0x4, flags, 0) if flags & 0x1 == 0 => {
-                    tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
-                }
-                (0x1, _, 1) => head_block = payload,
-                (0x0, flags, 1) => {
-                    body.extend(payload);
-                    if flags & 0x1 != 0 {
-                        break (head_block, body);
-                    }
-                }
-                (0x3, _, 1) => panic!("reset before an answer: {payload:?}"),
-                _ => {}
-            }
-        }
-    })
-    .await
-    .expect("an answer within 10 s")
-}
-
-/// The contract's 400 `request_invalid` as a raw answer: `:status 400` (entry 12 of HPACK's
-/// static table) and the JSON error with a request id.
-fn assert_raw_400(head_block: &[u8], body: &[u8]) {
-    assert_eq!(head_block[0], 0x80 | 12, "`:status 400`");
-    let json: serde_json::Value = serde_json::from_slice(body).unwrap();
-    assert_eq!(json["error"]["code"], "request_invalid");
-    assert!(
-        json["error"]["request_id"]
-            .as_str()
-            .unwrap()
-            .starts_with("req_")
-    );
-}
-
-/// A request whose pseudo-header fields do not make a request (here, no `:scheme`) was reset
-/// with PROTOCOL_ERROR by the `h2` layer: a client could not tell it from any other failure.
-/// It is answered first (RFC 9113, 8.1.1, allows it), with the contract's 400.
-#[actix_web::test]
-async fn a_malformed_http2_request_gets_a_contract_error_before_its_stream_ends() {
-    let (head_block, body) = raw_request_answer(&[]).await;
-    assert_raw_400(&head_block, &body);
-}
-
-/// A header block with a connection-specific field (`connection`, forbidden in HTTP/2, RFC
-/// 9113, 8.2.2) was reset with PROTOCOL_ERROR where it was read; it is answered first, like a
-/// request with broken pseudo-header fields.
-#[actix_web::test]
-async fn an_http2_request_with_a_connection_specific_field_gets_a_contract_error() {
-    // `:scheme https` from the static table, then a literal `connection: keep-alive` with a
-    // new name (RFC 7541, 6.2.2).
-    let mut rest = vec![0x87, 0x00, 10];
-    rest.extend(b"connection");
-    rest.extend([10]);
-    rest.extend(b"keep-alive");
-    let (head_block, body) = raw_request_answer(&rest).await;
-    assert_raw_400(&head_block, &body);
 }
 
 /// A header value whose Huffman coding breaks part way (here: the end-of-string symbol inside

@@ -13,6 +13,7 @@ mod faults;
 mod helpers;
 mod http2;
 mod layout;
+mod malformed;
 mod ping;
 mod process;
 mod rate_limit;

@@ -6,7 +6,8 @@ use actix_service::{IntoServiceFactory, Service, ServiceFactory};
 use crate::{
     body::{BoxBody, MessageBody},
     config::{
-        ConnectionGate, Deadlines, GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE, DEFAULT_H2_CONN_WINDOW_SIZE,
+        ConnectionGate, Deadlines, GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE,
+        DEFAULT_H2_CONN_WINDOW_SIZE,
         DEFAULT_H2_STREAM_WINDOW_SIZE,
     },
     h1::{self, ExpectHandler, H1Service, UpgradeHandler},
@@ -230,7 +231,7 @@ where
         self
     }
 
-    /// Sets how the HTTP/1 dispatcher answers the requests it rejects itself.
+    /// Sets how the HTTP layer answers the requests it rejects itself.
     ///
     /// See [`H1ErrorResponse`] for more details.
     pub fn h1_error_response(mut self, respond: H1ErrorResponse) -> Self {
@@ -362,7 +363,7 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
-            .connection_gate(self.connection_gate.clone())
+            .connection_gate_option(self.connection_gate.clone())
             .build();
 
         H1Service::with_config(cfg, service.into_factory())
@@ -397,7 +398,7 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
-            .connection_gate(self.connection_gate.clone())
+            .connection_gate_option(self.connection_gate.clone())
             .build();
 
         crate::h2::H2Service::with_config(cfg, service.into_factory())
@@ -429,7 +430,7 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
-            .connection_gate(self.connection_gate.clone())
+            .connection_gate_option(self.connection_gate.clone())
             .build();
 
         HttpService::with_config(cfg, service.into_factory())

@@ -16,11 +16,11 @@ use crate::{
     KeepAlive, Response, StatusCode,
 };
 
-/// Builds the response to a request that the HTTP/1 dispatcher itself rejects before any
-/// service sees it (a malformed or too large request head: 400, 414 or 431; a request head that
-/// did not arrive in time: 408; an internal error of the dispatcher: 500), from its status and
-/// the connection's peer address (when known), so that the rejection can be recorded against
-/// its client.
+/// Builds the response to a request that the HTTP layer itself rejects before any service sees
+/// it (a malformed or too large request head: 400, 414 or 431; a request head that did not
+/// arrive in time: 408; an internal error of the dispatcher: 500), from its status and the
+/// connection's peer address (when known), so that the rejection can be recorded against its
+/// client.
 ///
 /// Without one, those responses have the status alone and an empty body.
 #[derive(Clone)]
@@ -267,8 +267,17 @@ impl ServiceConfigBuilder {
         self
     }
 
-    /// Sets how the HTTP/1 dispatcher answers the requests it rejects itself; see
-    /// [`H1ErrorResponse`].
+    pub(crate) fn h2_limits(
+        mut self,
+        max_concurrent_streams: Option<u32>,
+        max_header_list_size: Option<u32>,
+    ) -> Self {
+        self.inner.h2_max_concurrent_streams = max_concurrent_streams;
+        self.inner.h2_max_header_list_size = max_header_list_size;
+        self
+    }
+
+    /// Sets how the HTTP layer answers the requests it rejects itself; see [`H1ErrorResponse`].
     pub fn h1_error_response(mut self, respond: H1ErrorResponse) -> Self {
         self.inner.h1_error_response = Some(respond);
         self
@@ -286,18 +295,13 @@ impl ServiceConfigBuilder {
     }
 
     /// Sets what admits each new connection; see [`ConnectionGate`].
-    pub fn connection_gate(mut self, gate: Option<ConnectionGate>) -> Self {
-        self.inner.connection_gate = gate;
+    pub fn connection_gate(mut self, gate: ConnectionGate) -> Self {
+        self.inner.connection_gate = Some(gate);
         self
     }
 
-    pub(crate) fn h2_limits(
-        mut self,
-        max_concurrent_streams: Option<u32>,
-        max_header_list_size: Option<u32>,
-    ) -> Self {
-        self.inner.h2_max_concurrent_streams = max_concurrent_streams;
-        self.inner.h2_max_header_list_size = max_header_list_size;
+    pub(crate) fn connection_gate_option(mut self, gate: Option<ConnectionGate>) -> Self {
+        self.inner.connection_gate = gate;
         self
     }
 
@@ -479,6 +483,11 @@ impl ServiceConfig {
         self.0.h2_max_header_list_size
     }
 
+    /// How the HTTP layer answers the requests it rejects itself, if set.
+    pub fn h1_error_response(&self) -> Option<&H1ErrorResponse> {
+        self.0.h1_error_response.as_ref()
+    }
+
     /// How long a response may make no progress towards the client, if a limit is set.
     pub fn client_send_timeout(&self) -> Option<Duration> {
         self.0.deadlines.send
@@ -498,11 +507,6 @@ impl ServiceConfig {
     /// What admits each new connection, if set.
     pub fn connection_gate(&self) -> Option<&ConnectionGate> {
         self.0.connection_gate.as_ref()
-    }
-
-    /// How the HTTP/1 dispatcher answers the requests it rejects itself, if set.
-    pub fn h1_error_response(&self) -> Option<&H1ErrorResponse> {
-        self.0.h1_error_response.as_ref()
     }
 
     pub(crate) fn now(&self) -> Instant {

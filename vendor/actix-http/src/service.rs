@@ -975,13 +975,13 @@ where
             #[cfg(feature = "http2")]
             Protocol::Http2 => HttpServiceHandlerResponse {
                 state: State::H2Handshake {
-                    handshake: Some(Box::new((
+                    handshake: Some((
                         crate::h2::handshake_with_timeout(io, &self.cfg),
                         self.cfg.clone(),
                         Rc::clone(&self.flow),
                         conn_data,
                         peer_addr,
-                    ))),
+                    )),
                 },
             },
 
@@ -992,13 +992,13 @@ where
 
             Protocol::Http1 => HttpServiceHandlerResponse {
                 state: State::H1 {
-                    dispatcher: Box::pin(h1::Dispatcher::new(
+                    dispatcher: h1::Dispatcher::new(
                         io,
                         Rc::clone(&self.flow),
                         self.cfg.clone(),
                         peer_addr,
                         conn_data,
-                    )),
+                    ),
                 },
             },
 
@@ -1031,12 +1031,7 @@ pin_project! {
         U: Service<(Request, Framed<T, h1::Codec>), Response = ()>,
         U::Error: fmt::Display,
     {
-        // Each protocol's state is boxed, the state itself kept inline: a connection's state
-        // lives as long as the connection, and a spawner that keeps its future twice in the
-        // task (actix-server's, as an async block's capture and again while awaiting it) would
-        // otherwise pay for the largest state twice on every connection. A box costs one
-        // allocation per connection, not per request.
-        H1 { dispatcher: Pin<Box<h1::Dispatcher<T, S, B, X, U>>> },
+        H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
 
         // Refused by the connection gate: closed already.
         Refused,
@@ -1064,26 +1059,21 @@ pin_project! {
         U: Service<(Request, Framed<T, h1::Codec>), Response = ()>,
         U::Error: fmt::Display,
     {
-        // Each protocol's state is boxed, the state itself kept inline: a connection's state
-        // lives as long as the connection, and a spawner that keeps its future twice in the
-        // task (actix-server's, as an async block's capture and again while awaiting it) would
-        // otherwise pay for the largest state twice on every connection. A box costs one
-        // allocation per connection, not per request.
-        H1 { dispatcher: Pin<Box<h1::Dispatcher<T, S, B, X, U>>> },
+        H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
 
         // Refused by the connection gate: closed already.
         Refused,
 
-        H2 { dispatcher: Pin<Box<crate::h2::Dispatcher<T, S, B, X, U>>> },
+        H2 { #[pin] dispatcher: crate::h2::Dispatcher<T, S, B, X, U> },
 
         H2Handshake {
-            handshake: Option<Box<(
+            handshake: Option<(
                 crate::h2::HandshakeWithTimeout<T>,
                 ServiceConfig,
                 Rc<HttpFlow<S, X, U>>,
                 OnConnectData,
                 Option<net::SocketAddr>,
-            )>>,
+            )>,
         },
     }
 }
@@ -1110,7 +1100,6 @@ pin_project! {
         U: Service<(Request, Framed<T, h1::Codec>), Response = ()>,
         U::Error: fmt::Display,
     {
-        // Small: each protocol's state is boxed inside it.
         #[pin]
         state: State<T, S, B, X, U>,
     }
@@ -1137,23 +1126,23 @@ where
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.as_mut().project().state.project() {
-            StateProj::H1 { dispatcher } => dispatcher.as_mut().poll(cx),
+            StateProj::H1 { dispatcher } => dispatcher.poll(cx),
 
             StateProj::Refused => Poll::Ready(Ok(())),
 
             #[cfg(feature = "http2")]
-            StateProj::H2 { dispatcher } => dispatcher.as_mut().poll(cx),
+            StateProj::H2 { dispatcher } => dispatcher.poll(cx),
 
             #[cfg(feature = "http2")]
             StateProj::H2Handshake { handshake: data } => {
                 match ready!(Pin::new(&mut data.as_mut().unwrap().0).poll(cx)) {
                     Ok((conn, timer)) => {
-                        let (_, config, flow, conn_data, peer_addr) = *data.take().unwrap();
+                        let (_, config, flow, conn_data, peer_addr) = data.take().unwrap();
 
                         self.as_mut().project().state.set(State::H2 {
-                            dispatcher: Box::pin(crate::h2::Dispatcher::new(
+                            dispatcher: crate::h2::Dispatcher::new(
                                 conn, flow, config, peer_addr, conn_data, timer,
-                            )),
+                            ),
                         });
                         self.poll(cx)
                     }

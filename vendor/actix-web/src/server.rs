@@ -398,6 +398,15 @@ where
         self
     }
 
+    /// Sets how connections answer the requests the HTTP layer rejects itself (a malformed,
+    /// too large or too slow request head), which never reach the app.
+    ///
+    /// By default those answers have the status alone and an empty body.
+    pub fn h1_error_response(self, respond: actix_http::H1ErrorResponse) -> Self {
+        self.config.lock().unwrap().h1_error_response = Some(respond);
+        self
+    }
+
     /// Sets the deadlines of the waits a client controls once its request head has arrived (a
     /// response it does not read, an idle HTTP/2 connection without keep-alive).
     ///
@@ -413,15 +422,6 @@ where
     /// By default every connection is admitted.
     pub fn connection_gate(self, gate: actix_http::ConnectionGate) -> Self {
         self.config.lock().unwrap().connection_gate = Some(gate);
-        self
-    }
-
-    /// Sets how HTTP/1 connections answer the requests their dispatcher rejects itself (a
-    /// malformed, too large or too slow request head), which never reach the app.
-    ///
-    /// By default those answers have the status alone and an empty body.
-    pub fn h1_error_response(self, respond: actix_http::H1ErrorResponse) -> Self {
-        self.config.lock().unwrap().h1_error_response = Some(respond);
         self
     }
 
@@ -746,24 +746,14 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+                    if let Some(respond) = cfg.h1_error_response.clone() {
+                        svc = svc.h1_error_response(respond);
+                    }
 
                     svc = svc.deadlines(cfg.deadlines);
 
-
-
                     if let Some(gate) = cfg.connection_gate.clone() {
-
-
                         svc = svc.connection_gate(gate);
-
-
-                    }
-
-
-                    if let Some(respond) = cfg.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -841,24 +831,14 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+                    if let Some(respond) = cfg.h1_error_response.clone() {
+                        svc = svc.h1_error_response(respond);
+                    }
 
                     svc = svc.deadlines(cfg.deadlines);
 
-
-
                     if let Some(gate) = cfg.connection_gate.clone() {
-
-
                         svc = svc.connection_gate(gate);
-
-
-                    }
-
-
-                    if let Some(respond) = cfg.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -969,24 +949,14 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+                    if let Some(respond) = c.h1_error_response.clone() {
+                        svc = svc.h1_error_response(respond);
+                    }
 
                     svc = svc.deadlines(c.deadlines);
 
-
-
                     if let Some(gate) = c.connection_gate.clone() {
-
-
                         svc = svc.connection_gate(gate);
-
-
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1070,24 +1040,14 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+                    if let Some(respond) = c.h1_error_response.clone() {
+                        svc = svc.h1_error_response(respond);
+                    }
 
                     svc = svc.deadlines(c.deadlines);
 
-
-
                     if let Some(gate) = c.connection_gate.clone() {
-
-
                         svc = svc.connection_gate(gate);
-
-
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1187,24 +1147,14 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+                    if let Some(respond) = c.h1_error_response.clone() {
+                        svc = svc.h1_error_response(respond);
+                    }
 
                     svc = svc.deadlines(c.deadlines);
 
-
-
                     if let Some(gate) = c.connection_gate.clone() {
-
-
                         svc = svc.connection_gate(gate);
-
-
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1304,24 +1254,14 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+                    if let Some(respond) = c.h1_error_response.clone() {
+                        svc = svc.h1_error_response(respond);
+                    }
 
                     svc = svc.deadlines(c.deadlines);
 
-
-
                     if let Some(gate) = c.connection_gate.clone() {
-
-
                         svc = svc.connection_gate(gate);
-
-
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {
@@ -1422,24 +1362,14 @@ where
                         svc = svc.h2_max_header_list_size(max);
                     }
 
+                    if let Some(respond) = c.h1_error_response.clone() {
+                        svc = svc.h1_error_response(respond);
+                    }
 
                     svc = svc.deadlines(c.deadlines);
 
-
-
                     if let Some(gate) = c.connection_gate.clone() {
-
-
                         svc = svc.connection_gate(gate);
-
-
-                    }
-
-
-                    if let Some(respond) = c.h1_error_response.clone() {
-
-                        svc = svc.h1_error_response(respond);
-
                     }
 
                     if let Some(handler) = on_connect_fn.clone() {

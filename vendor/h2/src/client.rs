@@ -1142,10 +1142,10 @@ impl Builder {
     /// additional memory required to buffer each DATA frame. An excessive
     /// number of small frames may therefore consume disproportionate memory.
     ///
-    /// Small DATA frames consume this budget. The budget is restored when
-    /// buffered frames are consumed by the application, while sufficiently
-    /// large frames may also restore budget. Empty DATA frames are limited
-    /// separately and do not consume this budget.
+    /// Small DATA frames queued for the application consume this budget. The
+    /// budget is restored when buffered frames are consumed by the
+    /// application, or dropped with their stream. Empty DATA frames are
+    /// limited separately and do not consume this budget.
     ///
     /// When this budget is exhausted, the connection is closed with
     /// `ENHANCE_YOUR_CALM`.
@@ -1351,7 +1351,7 @@ where
                 data_frame_budget: builder
                     .data_frame_budget
                     .resolve(builder.initial_target_connection_window_size),
-                deliver_oversized_requests: false,
+                deliver_rejected_requests: false,
             },
         );
         let send_request = SendRequest {

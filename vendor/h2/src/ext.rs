@@ -6,22 +6,27 @@ use bytes::Bytes;
 use std::fmt;
 
 /// Marks a request whose header list was larger than the server announced in
-/// `SETTINGS_MAX_HEADER_LIST_SIZE`, delivered (with [`Builder::deliver_oversized_requests`])
+/// `SETTINGS_MAX_HEADER_LIST_SIZE`, delivered (with [`Builder::deliver_rejected_requests`])
 /// instead of answered with a bare `431` by this crate: its fields were not kept, and its
 /// method and path are stand-ins (`GET /`). The server answers it as it likes.
 ///
-/// [`Builder::deliver_oversized_requests`]: crate::server::Builder::deliver_oversized_requests
+/// [`Builder::deliver_rejected_requests`]: crate::server::Builder::deliver_rejected_requests
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub struct HeaderListTooLarge;
 
-/// Marks a request whose pseudo-header fields do not make a request (no method, scheme or path,
-/// an unreadable authority or path, a `:status`), delivered (with
-/// [`Builder::deliver_oversized_requests`]) instead of reset with `PROTOCOL_ERROR` by this
-/// crate, so that the server can answer it (RFC 9113, 8.1.1: a server may send a response
-/// before it resets a malformed request's stream). Its method and path are stand-ins
-/// (`GET /`) and its fields are not given.
+/// Marks a malformed request (RFC 9113, 8.1.1) delivered with
+/// [`Builder::deliver_rejected_requests`] instead of reset at once by this crate, so that the
+/// server can answer it before the stream is reset. Its stream is reset with `PROTOCOL_ERROR`
+/// once the server's response is written: the response's last frame does not end the stream.
 ///
-/// [`Builder::deliver_oversized_requests`]: crate::server::Builder::deliver_oversized_requests
+/// A request malformed in its header block (a connection-specific field, `te` other than
+/// `trailers`, a pseudo-header after a regular field or given twice, pseudo-header fields that
+/// make no request) is a stand-in, `GET /` with no fields. A request found malformed later, in
+/// its trailers or in a body that disagrees with its `content-length`, keeps its fields when it
+/// is found so before it is accepted; if the server had accepted it already, its body ends with
+/// a `PROTOCOL_ERROR` error instead.
+///
+/// [`Builder::deliver_rejected_requests`]: crate::server::Builder::deliver_rejected_requests
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub struct MalformedRequest;
 

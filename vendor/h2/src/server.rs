@@ -264,9 +264,8 @@ pub struct Builder {
     /// When this gets exhausted, we issue a GOAWAY with `ENHANCE_YOUR_CALM`.
     data_frame_budget: proto::DataFrameBudget,
 
-    /// Whether a request with an oversized header list is delivered, marked, instead of
-    /// answered with a bare 431.
-    deliver_oversized_requests: bool,
+    /// Whether requests this crate would refuse on its own are delivered, marked.
+    deliver_rejected_requests: bool,
 }
 
 /// Send a response back to the client
@@ -667,7 +666,7 @@ impl Builder {
             max_send_buffer_size: proto::DEFAULT_MAX_SEND_BUFFER_SIZE,
             local_max_error_reset_streams: Some(proto::DEFAULT_LOCAL_RESET_COUNT_MAX),
             data_frame_budget: proto::DataFrameBudget::Auto,
-            deliver_oversized_requests: false,
+            deliver_rejected_requests: false,
         }
     }
 
@@ -677,9 +676,16 @@ impl Builder {
     /// instead of answering it with a bare `431` here, so that the server can answer it in its
     /// own words.
     ///
+    /// Likewise a malformed request (RFC 9113, 8.1.1), marked with
+    /// [`MalformedRequest`](crate::ext::MalformedRequest): it is a stream error all the same,
+    /// but the stream is reset with `PROTOCOL_ERROR` after the server's response instead of at
+    /// once, so that the client reads an answer first (the RFC allows it). The response's last
+    /// frame does not end the stream; the reset does. Each such request counts against
+    /// `max_local_error_reset_streams`, as the reset it replaces would.
+    ///
     /// Off by default.
-    pub fn deliver_oversized_requests(&mut self, deliver: bool) -> &mut Self {
-        self.deliver_oversized_requests = deliver;
+    pub fn deliver_rejected_requests(&mut self, deliver: bool) -> &mut Self {
+        self.deliver_rejected_requests = deliver;
         self
     }
 
@@ -1058,10 +1064,10 @@ impl Builder {
     /// additional memory required to buffer each DATA frame. An excessive
     /// number of small frames may therefore consume disproportionate memory.
     ///
-    /// Small DATA frames consume this budget. The budget is restored when
-    /// buffered frames are consumed by the application, while sufficiently
-    /// large frames may also restore budget. Empty DATA frames are limited
-    /// separately and do not consume this budget.
+    /// Small DATA frames queued for the application consume this budget. The
+    /// budget is restored when buffered frames are consumed by the
+    /// application, or dropped with their stream. Empty DATA frames are
+    /// limited separately and do not consume this budget.
     ///
     /// When this budget is exhausted, the connection is closed with
     /// `ENHANCE_YOUR_CALM`.
@@ -1440,7 +1446,7 @@ where
                                 .builder
                                 .data_frame_budget
                                 .resolve(self.builder.initial_target_connection_window_size),
-                            deliver_oversized_requests: self.builder.deliver_oversized_requests,
+                            deliver_rejected_requests: self.builder.deliver_rejected_requests,
                         },
                     );
 

@@ -43,49 +43,6 @@ const MAX_PIPELINED_MESSAGES: usize = 16;
 /// Write buffer capacity at which we reallocate it after flushing.
 const WRITE_BUFFER_RETENTION_LIMIT: usize = 1024 * 128;
 
-/// Most buffers a worker thread keeps for its connections' next requests.
-const SPARE_BUFFERS_MAX: usize = 32;
-
-thread_local! {
-    /// Buffers given back by connections that wait for their next request, as nginx frees a
-    /// keep-alive connection's request buffers: an idle connection holds none, and the next
-    /// request on this thread takes one from here instead of from the allocator (allocating
-    /// and freeing two 8KiB buffers for every request cost 6% of a small request's
-    /// instructions). At most `SPARE_BUFFERS_MAX` are kept, and only buffers that never held
-    /// more than `HW_BUFFER_SIZE - LW_BUFFER_SIZE` bytes (`buffers_grown`), so a spare is at most
-    /// twice `HW_BUFFER_SIZE`: 512KiB per thread at worst, 256KiB as a rule.
-    static SPARE_BUFFERS: std::cell::RefCell<Vec<BytesMut>> =
-        const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// One of the thread's spare buffers, or a new one of `HW_BUFFER_SIZE`. A spare keeps the room
-/// it had (at least `LW_BUFFER_SIZE`); it grows as a connection's own buffer always has, when
-/// a read finds less than that left, since a spare may still share its allocation with a
-/// finished request's bytes and reserving on every take would copy it every time.
-fn take_buffer() -> BytesMut {
-    SPARE_BUFFERS
-        .try_with(|spares| spares.borrow_mut().pop())
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| BytesMut::with_capacity(HW_BUFFER_SIZE))
-}
-
-/// Leaves `buf` without an allocation, keeping what it had among the thread's spares when
-/// there is room and it still has room for a read. Only a buffer that never grew past
-/// `HW_BUFFER_SIZE` comes here (`buffers_grown`), so a spare's allocation is that size.
-fn give_buffer(buf: &mut BytesMut) {
-    let mut spare = mem::take(buf);
-    if spare.capacity() >= LW_BUFFER_SIZE {
-        spare.clear();
-        let _ = SPARE_BUFFERS.try_with(|spares| {
-            let mut spares = spares.borrow_mut();
-            if spares.len() < SPARE_BUFFERS_MAX {
-                spares.push(spare);
-            }
-        });
-    }
-}
-
 bitflags! {
     #[derive(Debug, Clone, Copy)]
     pub struct Flags: u8 {
@@ -219,6 +176,8 @@ pin_project! {
         // true when current request uses chunked transfer encoding (drainable when payload is dropped)
         payload_drainable: bool,
         messages: VecDeque<DispatcherMessage>,
+        // What lingering may still read and drop before the connection closes anyway.
+        linger_budget: usize,
 
         head_timer: TimerState,
         ka_timer: TimerState,
@@ -237,14 +196,6 @@ pin_project! {
 
         // True if backing allocation of `write_buf` needs to be released.
         write_buf_needs_reset: bool,
-
-        // True once either buffer may have grown past `HW_BUFFER_SIZE`: its allocation is then
-        // of unknown size (a split or a partial write hides it from `capacity()`), so it is
-        // freed, not kept as a spare, when the connection goes idle.
-        buffers_grown: bool,
-
-        // What lingering may still read and drop before the connection closes anyway.
-        linger_budget: usize,
 
         codec: Codec,
     }
@@ -372,6 +323,7 @@ where
                     payload: None,
                     payload_drainable: false,
                     messages: VecDeque::new(),
+                    linger_budget: LINGER_BYTES,
 
                     head_timer: TimerState::new(config.client_request_deadline().is_some()),
                     ka_timer: TimerState::new(config.keep_alive().enabled()),
@@ -380,13 +332,10 @@ where
                     graceful_shutdown: config.graceful_shutdown(),
 
                     io: Some(io),
-                    // Taken when the connection is first read and its first response written.
-                    read_buf: BytesMut::new(),
-                    write_buf: BytesMut::new(),
+                    read_buf: BytesMut::with_capacity(HW_BUFFER_SIZE),
+                    write_buf: BytesMut::with_capacity(HW_BUFFER_SIZE),
                     h1_write_buffer_size: config.h1_write_buffer_size(),
                     write_buf_needs_reset: false,
-                    buffers_grown: false,
-                    linger_budget: LINGER_BYTES,
                     codec: Codec::new(config),
                 },
             },
@@ -432,17 +381,9 @@ where
             write_buf,
             h1_write_buffer_size,
             write_buf_needs_reset,
-            buffers_grown,
-            send_timer,
-            config,
             ..
         } = self.project();
         let mut io = Pin::new(io.as_mut().unwrap());
-
-        // Within a low-water mark of a standard buffer: it may have grown to hold this.
-        if write_buf.len() > HW_BUFFER_SIZE - LW_BUFFER_SIZE {
-            *buffers_grown = true;
-        }
 
         // Allow normal buffer growth, but do not retain allocations caused by large response
         // chunks on idle connections.
@@ -468,7 +409,6 @@ where
 
                 Poll::Pending => {
                     write_buf.advance(written);
-                    arm_send_timer(send_timer, config, cx, written > 0);
                     return Poll::Pending;
                 }
             }
@@ -482,15 +422,8 @@ where
             write_buf.clear();
         }
 
-        // flush the I/O and check if get blocked. A TLS stream takes the whole buffer into its
-        // own and only then finds the socket full: the send deadline runs while its flush waits.
-        let flushed = io.poll_flush(cx);
-        if flushed.is_pending() {
-            arm_send_timer(send_timer, config, cx, written > 0);
-        } else if matches!(send_timer, TimerState::Active { .. }) {
-            send_timer.clear(line!());
-        }
-        flushed
+        // flush the I/O and check if get blocked
+        io.poll_flush(cx)
     }
 
     fn enter_linger(flags: &mut Flags) {
@@ -518,7 +451,7 @@ where
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Result<Poll<()>, DispatchError> {
-        if self.as_mut().poll_flush(cx)?.is_pending() {
+        if self.as_mut().poll_flush_in_time(cx)?.is_pending() {
             return Ok(Poll::Pending);
         }
 
@@ -567,11 +500,6 @@ where
 
         let size = body.size();
 
-        // An idle connection gave its buffer back; take one again.
-        if this.write_buf.capacity() == 0 {
-            *this.write_buf = take_buffer();
-        }
-
         this.codec
             .encode(Message::Item((res, size)), this.write_buf)
             .map_err(|err| {
@@ -596,10 +524,10 @@ where
             (
                 this.flags.contains(Flags::DRAINING),
                 !is_upgrade
-                    && (should_close_for_unread_payload(
+                    && should_close_for_unread_payload(
                         this.payload.as_ref(),
                         *this.payload_drainable,
-                    ) || closes_with_unread_payload(&res, this.payload.as_ref())),
+                    ),
             )
         };
         // A connection that reads no more requests (the client half-closed, or its request's
@@ -652,10 +580,10 @@ where
             (
                 this.flags.contains(Flags::DRAINING),
                 !is_upgrade
-                    && (should_close_for_unread_payload(
+                    && should_close_for_unread_payload(
                         this.payload.as_ref(),
                         *this.payload_drainable,
-                    ) || closes_with_unread_payload(&res, this.payload.as_ref())),
+                    ),
             )
         };
         // A connection that reads no more requests (the client half-closed, or its request's
@@ -698,11 +626,9 @@ where
     }
 
     fn send_continue(self: Pin<&mut Self>) {
-        let write_buf = self.project().write_buf;
-        if write_buf.capacity() == 0 {
-            *write_buf = take_buffer();
-        }
-        write_buf.extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
+        self.project()
+            .write_buf
+            .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
     }
 
     fn poll_response(
@@ -808,12 +734,10 @@ where
                                 // this.payload was the payload for the request we just finished
                                 // responding to. We can check to see if we finished reading it
                                 // yet, and if not, shutdown the connection.
-                                // A response that said it closes the connection does not
-                                // wait for the rest of an unread body either.
                                 let close_for_unread_payload = should_close_for_unread_payload(
                                     this.payload.as_ref(),
                                     *this.payload_drainable,
-                                ) || (this.payload.is_some() && !this.codec.keep_alive());
+                                );
                                 let not_pipelined = this.messages.is_empty();
 
                                 // payload stream finished.
@@ -868,12 +792,10 @@ where
                                 // this.payload was the payload for the request we just finished
                                 // responding to. We can check to see if we finished reading it
                                 // yet, and if not, shutdown the connection.
-                                // A response that said it closes the connection does not
-                                // wait for the rest of an unread body either.
                                 let close_for_unread_payload = should_close_for_unread_payload(
                                     this.payload.as_ref(),
                                     *this.payload_drainable,
-                                ) || (this.payload.is_some() && !this.codec.keep_alive());
+                                );
                                 let not_pipelined = this.messages.is_empty();
 
                                 // payload stream finished.
@@ -917,9 +839,6 @@ where
                         // expect resolved. write continue to buffer and set InnerDispatcher state
                         // to service call.
                         Poll::Ready(Ok(req)) => {
-                            if this.write_buf.capacity() == 0 {
-                                *this.write_buf = take_buffer();
-                            }
                             this.write_buf
                                 .extend_from_slice(b"HTTP/1.1 100 Continue\r\n\r\n");
                             let fut = this.flow.service.call(req);
@@ -1318,6 +1237,30 @@ where
         Ok(())
     }
 
+    /// `poll_flush` with the send deadline: it runs while bytes wait for a client that takes
+    /// none of them, from the last write that made progress, and stops once all are written.
+    fn poll_flush_in_time(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<(), io::Error>> {
+        let waiting = self.write_buf.len();
+        // A TLS stream takes the whole buffer into its own and only then finds the socket full:
+        // its flush is pending then, with the buffer empty.
+        let flushed = self.as_mut().poll_flush(cx);
+        let this = self.project();
+        match flushed {
+            Poll::Pending => {
+                let progressed = this.write_buf.len() < waiting;
+                arm_send_timer(this.send_timer, this.config, cx, progressed);
+            }
+            Poll::Ready(Ok(())) if matches!(this.send_timer, TimerState::Active { .. }) => {
+                this.send_timer.clear(line!());
+            }
+            Poll::Ready(_) => {}
+        }
+        flushed
+    }
+
     /// A response whose bytes the client accepted none of within the send deadline: the
     /// connection is dropped, with the request's response unfinished.
     fn poll_send_timer(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Result<(), DispatchError> {
@@ -1412,11 +1355,6 @@ where
                 return Ok(false);
             }
 
-            // A connection that gave its buffer back while waiting takes one again.
-            if this.read_buf.capacity() == 0 {
-                *this.read_buf = take_buffer();
-            }
-
             // grow buffer if necessary.
             let remaining = this.read_buf.capacity() - this.read_buf.len();
             if remaining < LW_BUFFER_SIZE {
@@ -1436,11 +1374,6 @@ where
                     }
 
                     read_some = true;
-
-                    // Within a low-water mark of a standard buffer: it may grow to read more.
-                    if this.read_buf.len() > HW_BUFFER_SIZE - LW_BUFFER_SIZE {
-                        *this.buffers_grown = true;
-                    }
                 }
 
                 Poll::Pending => {
@@ -1535,7 +1468,7 @@ where
                         Poll::Ready(Ok(()))
                     } else {
                         // flush buffer and wait on blocked
-                        ready!(inner.as_mut().poll_flush(cx))?;
+                        ready!(inner.as_mut().poll_flush_in_time(cx))?;
                         Pin::new(inner.as_mut().project().io.as_mut().unwrap())
                             .poll_shutdown(cx)
                             .map_err(DispatchError::from)
@@ -1614,7 +1547,7 @@ where
                         //
                         // TODO: want to find a reference for this behavior
                         // see introduced commit: 3872d3ba
-                        let flush_was_ready = inner.as_mut().poll_flush(cx)?.is_ready();
+                        let flush_was_ready = inner.as_mut().poll_flush_in_time(cx)?.is_ready();
 
                         // this assert seems to always be true but not willing to commit to it until
                         // we understand what Nikolay meant when writing the above comment
@@ -1681,31 +1614,6 @@ where
                         if inner_p.flags.contains(Flags::SHUTDOWN) {
                             return self.poll(cx);
                         }
-
-                        // Waiting for the next request with nothing read or left to write:
-                        // give both buffers back; the next request takes them again.
-                        if inner_p.read_buf.is_empty()
-                            && inner_p.payload.is_none()
-                            && inner_p.messages.is_empty()
-                        {
-                            if mem::take(inner_p.buffers_grown) {
-                                *inner_p.read_buf = BytesMut::new();
-                                *inner_p.write_buf = BytesMut::new();
-                            }
-                            // The write buffer first, so that the read buffer is the next
-                            // spare taken, by the next read: each keeps its role (and a read
-                            // buffer its shared representation) from request to request.
-                            if inner_p.write_buf.capacity() != 0 {
-                                give_buffer(inner_p.write_buf);
-                                *inner_p.write_buf_needs_reset = false;
-                            }
-                            if inner_p.read_buf.capacity() != 0 {
-                                give_buffer(inner_p.read_buf);
-                            }
-                            if inner_p.messages.capacity() != 0 {
-                                *inner_p.messages = VecDeque::new();
-                            }
-                        }
                     }
 
                     trace_timer_states(
@@ -1750,13 +1658,6 @@ fn arm_send_timer(
     }
 }
 
-/// A response that says the connection closes after it, while the request's body is still
-/// unread: the rest is not drained (a client that stalled mid-body would hold the connection
-/// for as long as it likes) but read and dropped while lingering, then the connection closes.
-fn closes_with_unread_payload(res: &Response<()>, payload: Option<&PayloadSender>) -> bool {
-    payload.is_some() && res.head().connection_type() == ConnectionType::Close
-}
-
 /// Whether a request line ends in an HTTP version of the right form (RFC 9112, 2.3:
 /// `HTTP/` DIGIT `.` DIGIT) whose major version is not 1.
 fn is_other_major_version(line: &[u8]) -> bool {
@@ -1770,10 +1671,9 @@ fn is_other_major_version(line: &[u8]) -> bool {
 }
 
 /// The most a lingering connection reads and drops before it closes anyway: a client's own
-/// request in flight when it was answered early (a body up to 16 MiB, the most the service
-/// can be configured to take), not a stream it may keep up forever. nginx bounds lingering by
-/// time only; the time here is the client disconnect timeout, and it is what binds on any
-/// fast link.
+/// request in flight when it was answered early (a body up to 16 MiB), not a stream it may keep
+/// up forever. nginx bounds lingering by time only; the time here is the client disconnect
+/// timeout, and it is what binds on any fast link.
 const LINGER_BYTES: usize = 16 * 1024 * 1024;
 
 /// Whether the connection closes after this response because its request's body is not all

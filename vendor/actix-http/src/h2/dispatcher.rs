@@ -310,15 +310,13 @@ where
             let capacity = poll_fn(|cx| stream.poll_capacity(cx));
             let capacity = match send_timeout {
                 None => capacity.await,
-                Some(timeout) => {
-                    match tokio::time::timeout(timeout, capacity).await {
-                        Ok(capacity) => capacity,
-                        Err(_) => {
-                            stream.send_reset(h2::Reason::CANCEL);
-                            return Err(DispatchError::SendTimeout);
-                        }
+                Some(timeout) => match tokio::time::timeout(timeout, capacity).await {
+                    Ok(capacity) => capacity,
+                    Err(_) => {
+                        stream.send_reset(h2::Reason::CANCEL);
+                        return Err(DispatchError::SendTimeout);
                     }
-                }
+                },
             };
             match capacity {
                 // No capacity left. drop body and return.
@@ -352,12 +350,6 @@ where
     Ok(())
 }
 
-// Constants, so that the names are not parsed again for every header of every response.
-#[allow(clippy::declare_interior_mutable_const)]
-const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
-#[allow(clippy::declare_interior_mutable_const)]
-const PROXY_CONNECTION: HeaderName = HeaderName::from_static("proxy-connection");
-
 fn prepare_response(
     config: ServiceConfig,
     head: &ResponseHead,
@@ -367,9 +359,6 @@ fn prepare_response(
     let mut skip_len = size != &BodySize::Stream;
 
     let mut res = http::Response::new(());
-    // Room for every header, plus content-length and date, in one allocation: appended one
-    // at a time, the map is reallocated and rehashed as it fills.
-    res.headers_mut().reserve(head.headers.len() + 2);
     *res.status_mut() = head.status;
     *res.version_mut() = http::Version::HTTP_2;
 
@@ -416,7 +405,11 @@ fn prepare_response(
 
             // omit HTTP/1.x only headers according to:
             // https://datatracker.ietf.org/doc/html/rfc7540#section-8.1.2.2
-            hdr if hdr == KEEP_ALIVE || hdr == PROXY_CONNECTION => continue,
+            hdr if hdr == HeaderName::from_static("keep-alive")
+                || hdr == HeaderName::from_static("proxy-connection") =>
+            {
+                continue
+            }
 
             _ => {}
         }

@@ -71,10 +71,11 @@ where
     if let Some(max) = config.h2_max_header_list_size() {
         builder.max_header_list_size(max);
     }
-    // With a builder for the rejections' answers, a request over the header list limit is
-    // answered by it (the dispatcher), not with the `h2` crate's bare 431.
+    // With a builder for the rejections' answers, a request over the header list limit, or a
+    // malformed one, is answered by it (the dispatcher), not with the `h2` crate's bare 431 or
+    // a reset alone.
     if config.h1_error_response().is_some() {
-        builder.deliver_oversized_requests(true);
+        builder.deliver_rejected_requests(true);
     }
 
     HandshakeWithTimeout {

@@ -40,10 +40,6 @@ impl Head for RequestHead {
     fn clear(&mut self) {
         self.flags = Flags::empty();
         self.headers.clear();
-        // The URI is a slice of the connection's read buffer: kept in the pool, it would keep
-        // that whole buffer alive, and the connection could not reuse or give back its buffer
-        // (this service's change; h2's idle connections give theirs back).
-        self.uri = Uri::default();
     }
 
     fn with_pool<F, R>(f: F) -> R

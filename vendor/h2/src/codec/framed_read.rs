@@ -105,17 +105,6 @@ impl<T> FramedRead<T> {
     pub fn set_header_table_size(&mut self, val: usize) {
         self.hpack.queue_size_update(val);
     }
-
-    /// Gives the read buffer back while no frame is half read (see `codec::spares`); the next
-    /// read takes one again.
-    pub fn release_idle(&mut self) {
-        if self.partial.is_none()
-            && self.inner.read_buffer().is_empty()
-            && self.inner.read_buffer().capacity() != 0
-        {
-            super::spares::give_read(self.inner.read_buffer_mut());
-        }
-    }
 }
 
 fn calc_max_continuation_frames(header_max: usize, frame_max: usize) -> usize {
@@ -183,7 +172,7 @@ fn decode_frame(
                 Ok(_) => {},
                 Err(frame::Error::Hpack(hpack::DecoderError::NeedMore(_))) if !is_end_headers => {},
                 // Handed on marked: the streams reset it, unless the server takes malformed
-                // requests to answer them (`server::Builder::deliver_oversized_requests`).
+                // requests to answer them (`server::Builder::deliver_rejected_requests`).
                 Err(frame::Error::MalformedMessage) if frame.mark_malformed() => {},
                 Err(frame::Error::MalformedMessage) => {
                     let id = $head.stream_id();
@@ -394,11 +383,6 @@ where
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let span = tracing::trace_span!("FramedRead::poll_next");
         let _e = span.enter();
-        // A buffer given back while idle is taken again before reading into it: at capacity 0,
-        // tokio-util would grow it a byte at a time.
-        if self.inner.read_buffer().capacity() == 0 {
-            *self.inner.read_buffer_mut() = super::spares::take_read();
-        }
         loop {
             tracing::trace!("poll");
             let bytes = match ready!(Pin::new(&mut self.inner).poll_next(cx)) {

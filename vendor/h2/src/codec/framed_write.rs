@@ -59,6 +59,12 @@ enum Next<B> {
     Continuation(frame::Continuation),
 }
 
+/// Initialize the connection with this amount of write buffer.
+///
+/// The minimum MAX_FRAME_SIZE is 16kb, so always be able to send a HEADERS
+/// frame that big.
+const DEFAULT_BUFFER_CAPACITY: usize = 16 * 1_024;
+
 /// Chain payloads bigger than this when vectored I/O is enabled. The remote
 /// will never advertise a max frame size less than this (well, the spec says
 /// the max frame size can't be less than 16kb, so not even close).
@@ -85,9 +91,7 @@ where
             inner,
             encoder: Encoder {
                 hpack: hpack::Encoder::default(),
-                // Taken when the first frame is buffered, and given back while the
-                // connection is idle (`release_idle`).
-                buf: Cursor::new(BytesMut::new()),
+                buf: Cursor::new(BytesMut::with_capacity(DEFAULT_BUFFER_CAPACITY)),
                 next: None,
                 last_data_frame: None,
                 max_frame_size: frame::DEFAULT_MAX_FRAME_SIZE,
@@ -209,10 +213,6 @@ where
     fn buffer(&mut self, item: Frame<B>) -> Result<(), UserError> {
         // Ensure that we have enough capacity to accept the write.
         assert!(self.has_capacity());
-        if self.buf.get_ref().capacity() == 0 {
-            *self.buf.get_mut() = super::spares::take_write();
-            self.buf.set_position(0);
-        }
         let span = tracing::trace_span!("FramedWrite::buffer", frame = ?item);
         let _e = span.enter();
 
@@ -297,10 +297,9 @@ where
     }
 
     fn has_capacity(&self) -> bool {
-        // A buffer given back while idle (capacity 0) is taken again by `buffer`.
-        let buf = self.buf.get_ref();
         self.next.is_none()
-            && (buf.capacity() == 0 || buf.capacity() - buf.len() >= self.min_buffer_capacity)
+            && (self.buf.get_ref().capacity() - self.buf.get_ref().len()
+                >= self.min_buffer_capacity)
     }
 
     fn is_empty(&self) -> bool {
@@ -318,19 +317,6 @@ impl<B> Encoder<B> {
 }
 
 impl<T, B> FramedWrite<T, B> {
-    /// Gives the write buffer back while nothing is waiting to be written (see
-    /// `codec::spares`); the next frame buffered takes one again.
-    pub fn release_idle(&mut self) {
-        let encoder = &mut self.encoder;
-        if encoder.next.is_none()
-            && !encoder.buf.has_remaining()
-            && encoder.buf.get_ref().capacity() != 0
-        {
-            super::spares::give_write(std::mem::take(encoder.buf.get_mut()));
-            encoder.buf.set_position(0);
-        }
-    }
-
     /// Returns the max frame size that can be sent
     pub fn max_frame_size(&self) -> usize {
         self.encoder.max_frame_size()

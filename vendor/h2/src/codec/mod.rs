@@ -1,7 +1,6 @@
 mod error;
 mod framed_read;
 mod framed_write;
-mod spares;
 
 pub use self::error::{SendError, UserError};
 
@@ -118,13 +117,6 @@ impl<T, B> Codec<T, B> {
     }
 
     /// Takes the data payload value that was fully written to the socket
-    /// Gives back what an idle connection holds no use for: its read and write buffers and the
-    /// HPACK decoder's scratch (see `codec::spares`).
-    pub(crate) fn release_idle(&mut self) {
-        self.inner.release_idle();
-        self.framed_write().release_idle();
-    }
-
     pub(crate) fn take_last_data_frame(&mut self) -> Option<Data<B>> {
         self.framed_write().take_last_data_frame()
     }

@@ -6,7 +6,7 @@ use crate::hpack::{self, BytesStr};
 use http::header::{self, HeaderName, HeaderValue};
 use http::{uri, HeaderMap, Method, Request, StatusCode, Uri};
 
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 
 use std::fmt;
 use std::io::Cursor;
@@ -106,7 +106,7 @@ struct HeaderBlock {
 
 #[derive(Debug)]
 struct EncodingHeaderBlock {
-    hpack: BytesMut,
+    hpack: Bytes,
 }
 
 const END_STREAM: u8 = 0x1;
@@ -300,7 +300,7 @@ impl Headers {
 
         self.header_block
             .into_encoding(encoder)
-            .encode(&head, dst, Some(encoder), |_| {})
+            .encode(&head, dst, |_| {})
     }
 
     fn head(&self) -> Head {
@@ -528,7 +528,7 @@ impl PushPromise {
 
         self.header_block
             .into_encoding(encoder)
-            .encode(&head, dst, Some(encoder), |dst| {
+            .encode(&head, dst, |dst| {
                 dst.put_u32(promised_id.into());
             })
     }
@@ -571,7 +571,7 @@ impl Continuation {
         // Get the CONTINUATION frame head
         let head = self.head();
 
-        self.header_block.encode(&head, dst, None, |_| {})
+        self.header_block.encode(&head, dst, |_| {})
     }
 }
 
@@ -663,13 +663,7 @@ impl Pseudo {
 // ===== impl EncodingHeaderBlock =====
 
 impl EncodingHeaderBlock {
-    fn encode<F>(
-        mut self,
-        head: &Head,
-        dst: &mut EncodeBuf<'_>,
-        encoder: Option<&mut hpack::Encoder>,
-        f: F,
-    ) -> Option<Continuation>
+    fn encode<F>(mut self, head: &Head, dst: &mut EncodeBuf<'_>, f: F) -> Option<Continuation>
     where
         F: FnOnce(&mut EncodeBuf<'_>),
     {
@@ -686,8 +680,7 @@ impl EncodingHeaderBlock {
 
         // Now, encode the header payload
         let continuation = if self.hpack.len() > dst.remaining_mut() {
-            let head_part = self.hpack.split_to(dst.remaining_mut());
-            dst.put_slice(&head_part);
+            dst.put_slice(&self.hpack.split_to(dst.remaining_mut()));
 
             Some(Continuation {
                 stream_id: head.stream_id(),
@@ -695,11 +688,6 @@ impl EncodingHeaderBlock {
             })
         } else {
             dst.put_slice(&self.hpack);
-            // The block is fully written, so the buffer can be reused by the
-            // next frame on this connection.
-            if let Some(encoder) = encoder {
-                encoder.return_scratch(self.hpack);
-            }
 
             None
         };
@@ -972,8 +960,7 @@ impl HeaderBlock {
     }
 
     fn into_encoding(self, encoder: &mut hpack::Encoder) -> EncodingHeaderBlock {
-        let mut hpack = encoder.take_scratch();
-        hpack.clear();
+        let mut hpack = BytesMut::new();
         let headers = Iter {
             pseudo: Some(self.pseudo),
             fields: self.fields.into_iter(),
@@ -981,7 +968,9 @@ impl HeaderBlock {
 
         encoder.encode(headers, &mut hpack);
 
-        EncodingHeaderBlock { hpack }
+        EncodingHeaderBlock {
+            hpack: hpack.freeze(),
+        }
     }
 
     /// Calculates the size of the currently decoded header list.

@@ -18,36 +18,7 @@ pub struct Decoder {
     max_size_update: Option<usize>,
     last_max_update: usize,
     table: Table,
-}
-
-thread_local! {
-    /// What Huffman-coded strings are decoded into, split off as they are done: the thread's,
-    /// not each connection's (this service's change), since a connection decodes only while it
-    /// is polled, on its thread. A string split off keeps its own part alive for as long as it
-    /// is held; a table entry is copied out of it (`Header::to_owned_copy`).
-    static HUFFMAN_SCRATCH: std::cell::RefCell<BytesMut> =
-        std::cell::RefCell::new(BytesMut::new());
-}
-
-/// The scratch's size: grown from nothing, it would be reallocated to each string's size.
-const HUFFMAN_SCRATCH_CAPACITY: usize = 4096;
-
-/// Decodes the Huffman-coded `raw` into the thread's scratch.
-fn huffman_decode(raw: &[u8]) -> Result<BytesMut, DecoderError> {
-    let decode = |scratch: &mut BytesMut| {
-        if scratch.capacity() == 0 {
-            *scratch = BytesMut::with_capacity(HUFFMAN_SCRATCH_CAPACITY);
-        }
-        // A string that failed to decode left its bytes behind (only a success splits them
-        // off); the scratch is every connection's on this thread, so they must never lead the
-        // next string, which may be another client's.
-        scratch.clear();
-        huffman::decode(raw, scratch)
-    };
-    HUFFMAN_SCRATCH
-        .try_with(|scratch| decode(&mut scratch.borrow_mut()))
-        // The thread is being torn down: a scratch of its own.
-        .unwrap_or_else(|_| decode(&mut BytesMut::new()))
+    buffer: BytesMut,
 }
 
 /// Represents all errors that can be encountered while performing the decoding
@@ -186,6 +157,7 @@ impl Decoder {
             max_size_update: None,
             last_max_update: size,
             table: Table::new(size),
+            buffer: BytesMut::with_capacity(4096),
         }
     }
 
@@ -240,8 +212,8 @@ impl Decoder {
                     let entry = self.decode_literal(src, true)?;
 
                     // Insert the header into the table, as bytes of its own: a slice of the
-                    // frame would keep its whole read buffer (or Huffman scratch) alive for as
-                    // long as the entry stays in the table.
+                    // frame would keep its whole read buffer (or the decoder's Huffman buffer)
+                    // alive for as long as the entry stays in the table.
                     self.table.insert(entry.to_owned_copy());
                     consume(src);
 
@@ -356,7 +328,7 @@ impl Decoder {
         if huff {
             let ret = {
                 let raw = &buf.chunk()[..len];
-                huffman_decode(raw).map(|buf| StringMarker {
+                huffman::decode(raw, &mut self.buffer).map(|buf| StringMarker {
                     offset,
                     len,
                     string: Some(BytesMut::freeze(buf)),
@@ -912,46 +884,6 @@ mod test {
                 assert_eq!(value, "bar");
             }
             _ => panic!(),
-        }
-    }
-
-    #[test]
-    fn a_failed_huffman_string_leaves_nothing_for_the_next_connection() {
-        // A connection sends a Huffman-coded value that decodes to "/v1/x/attacker#" and then
-        // holds the end-of-string symbol (thirty ones), which is an error inside a string, so
-        // its decoder fails part way.
-        let mut attacker = Decoder::new(4096);
-        let mut poisoned = huff_encode(b"/v1/x/attacker#");
-        poisoned.extend([0xff; 4]);
-        let mut block = BytesMut::new();
-        block.extend([0b0100_0000, 3]);
-        block.extend(b"foo");
-        block.extend([0x80 | poisoned.len() as u8]);
-        block.extend(&poisoned);
-        let error = attacker
-            .decode(&mut Cursor::new(&mut block), |_| {})
-            .unwrap_err();
-        assert_eq!(error, DecoderError::InvalidHuffmanCode);
-
-        // Another connection on the same thread then decodes a good value: it gets exactly
-        // its own bytes.
-        let mut victim = Decoder::new(4096);
-        let mut block = BytesMut::new();
-        block.extend([0b0100_0000, 3]);
-        block.extend(b"foo");
-        let value = huff_encode(b"/v1/ping");
-        block.extend([0x80 | value.len() as u8]);
-        block.extend(&value);
-        let mut decoded = vec![];
-        victim
-            .decode(&mut Cursor::new(&mut block), |header| decoded.push(header))
-            .unwrap();
-        match &decoded[..] {
-            [Header::Field { name, value }] => {
-                assert_eq!(name, "foo");
-                assert_eq!(value, "/v1/ping");
-            }
-            other => panic!("decoded {:?}", other),
         }
     }
 

@@ -13,20 +13,6 @@ pub struct Encoder {
     size_update: Option<SizeUpdate>,
 }
 
-thread_local! {
-    /// Reusable buffer for the encoded header block of a single frame.
-    ///
-    /// A header block only has to live until it is copied into the
-    /// connection write buffer, so the buffer that holds it can be reused
-    /// across frames instead of being allocated and freed per frame. See
-    /// `take_scratch` / `return_scratch`. It is the thread's, not each
-    /// connection's (this service's change): an idle connection holds none.
-    static SCRATCH: std::cell::Cell<BytesMut> = std::cell::Cell::new(BytesMut::new());
-}
-
-/// A scratch that grew past this (a very large header block) is freed rather than kept.
-const SCRATCH_KEPT: usize = 64 * 1024;
-
 #[derive(Debug, Copy, Clone, Eq, PartialEq)]
 enum SizeUpdate {
     One(usize),
@@ -50,23 +36,6 @@ impl Encoder {
 
         if self.table.max_size() > max {
             self.update_max_size(max);
-        }
-    }
-
-    /// Takes the reusable buffer for one header-block encode.
-    ///
-    /// The buffer is returned by `return_scratch` once the encoded block has
-    /// been copied into the write buffer. If it is not returned - the
-    /// CONTINUATION path keeps it, since the remainder is still needed - the
-    /// next call simply starts from a fresh buffer.
-    pub(crate) fn take_scratch(&mut self) -> BytesMut {
-        SCRATCH.try_with(|scratch| scratch.take()).unwrap_or_default()
-    }
-
-    /// Returns a fully-written header block buffer for reuse.
-    pub(crate) fn return_scratch(&mut self, scratch: BytesMut) {
-        if scratch.capacity() <= SCRATCH_KEPT {
-            let _ = SCRATCH.try_with(|kept| kept.set(scratch));
         }
     }
 
@@ -240,36 +209,25 @@ fn encode_size_update(val: usize, dst: &mut BytesMut) {
     encode_int(val, 5, 0b0010_0000, dst)
 }
 
-// A never-indexed (sensitive) field is written as it is, without Huffman coding (this service's
-// change): such a value (a request id, a token) never repeats, so coding it costs a pass over
-// every byte of every response for about a third fewer bytes, and RFC 7541 (5.2) leaves the
-// choice to the encoder.
 fn encode_not_indexed(name: usize, value: &[u8], sensitive: bool, dst: &mut BytesMut) {
     if sensitive {
         encode_int(name, 4, 0b10000, dst);
-        encode_str_raw(value, dst);
     } else {
         encode_int(name, 4, 0, dst);
-        encode_str(value, dst);
     }
+
+    encode_str(value, dst);
 }
 
 fn encode_not_indexed2(name: &[u8], value: &[u8], sensitive: bool, dst: &mut BytesMut) {
     if sensitive {
         dst.put_u8(0b10000);
-        encode_str_raw(name, dst);
-        encode_str_raw(value, dst);
     } else {
         dst.put_u8(0);
-        encode_str(name, dst);
-        encode_str(value, dst);
     }
-}
 
-/// A string literal as it is (`H` = 0).
-fn encode_str_raw(val: &[u8], dst: &mut BytesMut) {
-    encode_int(val.len(), 7, 0, dst);
-    dst.extend_from_slice(val);
+    encode_str(name, dst);
+    encode_str(value, dst);
 }
 
 fn encode_str(val: &[u8], dst: &mut BytesMut) {
@@ -512,11 +470,10 @@ mod test {
         let mut encoder = Encoder::default();
         let res = encode(&mut encoder, vec![header]);
 
-        // Written as they are, without Huffman coding (this service's change).
-        assert_eq!(&[0b10000, 11], &res[..2]);
-        assert_eq!(b"my-password", &res[2..13]);
-        assert_eq!(5, res[13]);
-        assert_eq!(b"12345", &res[14..]);
+        assert_eq!(&[0b10000, 0x80 | 8], &res[..2]);
+        assert_eq!("my-password", huff_decode(&res[2..10]));
+        assert_eq!(0x80 | 4, res[10]);
+        assert_eq!("12345", huff_decode(&res[11..]));
 
         // Now, try to encode a sensitive header w/ a name in the static table
         let name = "authorization".parse().unwrap();
@@ -532,8 +489,8 @@ mod test {
         let res = encode(&mut encoder, vec![header]);
 
         assert_eq!(&[0b11111, 8], &res[..2]);
-        assert_eq!(5, res[2]);
-        assert_eq!(b"12345", &res[3..]);
+        assert_eq!(0x80 | 4, res[2]);
+        assert_eq!("12345", huff_decode(&res[3..]));
 
         // Using the name component of a previously indexed header (without
         // sensitive flag set)
@@ -554,8 +511,8 @@ mod test {
         let res = encode(&mut encoder, vec![header]);
 
         assert_eq!(&[0b11111, 47], &res[..2]);
-        assert_eq!(5, res[2]);
-        assert_eq!(b"12345", &res[3..]);
+        assert_eq!(0x80 | 4, res[2]);
+        assert_eq!("12345", huff_decode(&res[3..]));
     }
 
     #[test]

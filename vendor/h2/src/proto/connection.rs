@@ -84,7 +84,7 @@ pub(crate) struct Config {
     pub local_error_reset_streams_max: Option<usize>,
     pub settings: frame::Settings,
     pub data_frame_budget: usize,
-    pub deliver_oversized_requests: bool,
+    pub deliver_rejected_requests: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -150,7 +150,7 @@ where
                     .map(|max| max as usize),
                 local_max_error_reset_streams: config.local_error_reset_streams_max,
                 data_frame_budget: config.data_frame_budget,
-                deliver_oversized_requests: config.deliver_oversized_requests,
+                deliver_rejected_requests: config.deliver_rejected_requests,
             }
         }
         let streams = Streams::new(streams_config(&config));
@@ -308,12 +308,6 @@ where
                                 continue;
                             }
 
-                            // Everything is flushed and the connection waits for its peer:
-                            // it gives back what it holds only to read or write, and frees
-                            // its stream table while no stream exists (this service's change;
-                            // `codec::spares`). The next frame takes them again.
-                            self.codec.release_idle();
-                            self.inner.streams.release_idle();
                             return Poll::Pending;
                         }
                     };

@@ -29,11 +29,6 @@ impl<T> Buffer<T> {
     pub fn new() -> Self {
         Buffer { slab: Slab::new() }
     }
-
-    /// Whether no frame is buffered.
-    pub fn is_empty(&self) -> bool {
-        self.slab.is_empty()
-    }
 }
 
 impl Deque {

@@ -361,7 +361,7 @@ mod tests {
                 remote_max_initiated: None,
                 local_max_error_reset_streams: None,
                 data_frame_budget: DEFAULT_DATA_FRAME_BUDGET,
-                deliver_oversized_requests: false,
+                deliver_rejected_requests: false,
             },
         )
     }

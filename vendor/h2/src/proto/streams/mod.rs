@@ -81,7 +81,7 @@ pub struct Config {
     /// Default 25600 bytes
     pub data_frame_budget: usize,
 
-    /// Whether a server delivers a request whose header list is over its limit, marked,
-    /// instead of answering it with a bare 431.
-    pub deliver_oversized_requests: bool,
+    /// Whether a server delivers the requests this crate would refuse on its own, marked
+    /// (`server::Builder::deliver_rejected_requests`).
+    pub deliver_rejected_requests: bool,
 }

@@ -60,9 +60,8 @@ pub(super) struct Recv {
     /// If extended connect protocol is enabled.
     is_extended_connect_protocol_enabled: bool,
 
-    /// Deliver a request whose header list is over the limit, marked, instead of answering
-    /// it with a bare 431.
-    deliver_oversized_requests: bool,
+    /// Whether a server delivers the requests this crate would refuse on its own, marked.
+    deliver_rejected_requests: bool,
 }
 
 #[derive(Debug)]
@@ -91,14 +90,6 @@ pub(crate) enum Open {
 }
 
 impl Recv {
-    /// Frees the buffer of received events when it holds none (this service's change; see
-    /// `Streams::release_idle`).
-    pub(super) fn release_idle_buffer(&mut self) {
-        if self.buffer.is_empty() {
-            self.buffer = Buffer::new();
-        }
-    }
-
     pub fn new(peer: peer::Dyn, config: &Config) -> Self {
         let next_stream_id = if peer.is_server() { 1 } else { 2 };
 
@@ -125,7 +116,7 @@ impl Recv {
             refused: None,
             is_push_enabled: config.local_push_enabled,
             is_extended_connect_protocol_enabled: config.extended_connect_protocol_enabled,
-            deliver_oversized_requests: config.deliver_oversized_requests,
+            deliver_rejected_requests: config.deliver_rejected_requests,
         }
     }
 
@@ -190,15 +181,11 @@ impl Recv {
             counts.inc_num_recv_streams(stream);
         }
 
-        // A malformed block reaches here only from a peer whose requests the server answers
-        // itself: a request's is handed over marked; trailers' reset the stream as before. A
-        // malformed request is counted above like any other (this service's change), or a
-        // peer could open streams past SETTINGS_MAX_CONCURRENT_STREAMS with broken requests.
+        // Reaches here only from a peer whose requests the server answers itself; a malformed
+        // request is counted above like any other, or a peer could open streams past
+        // SETTINGS_MAX_CONCURRENT_STREAMS with broken requests.
         if frame.is_malformed() {
-            if is_initial {
-                self.deliver_stand_in(stream, crate::ext::MalformedRequest);
-                return Ok(());
-            }
+            proto_err!(stream: "malformed header block; stream={:?}", stream.id);
             return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR).into());
         }
 
@@ -236,7 +223,7 @@ impl Recv {
                  recv_headers: frame is over size; stream={:?}",
                 stream.id
             );
-            if counts.peer().is_server() && is_initial && self.deliver_oversized_requests {
+            if counts.peer().is_server() && is_initial && self.deliver_rejected_requests {
                 // Handed to the server, marked, with stand-ins for what was not kept: it
                 // answers the request in its own words (a bare 431 has no body).
                 self.deliver_stand_in(stream, crate::ext::HeaderListTooLarge);
@@ -272,17 +259,9 @@ impl Recv {
         }
 
         if !pseudo.is_informational() {
-            let message = match counts.peer().convert_poll_message(pseudo, fields, stream_id) {
-                Ok(message) => message,
-                // Pseudo-header fields that do not make a request: handed to the server,
-                // marked, to answer before the stream ends (RFC 9113, 8.1.1), instead of a
-                // reset the client cannot tell from any other.
-                Err(_) if counts.peer().is_server() && is_initial && self.deliver_oversized_requests => {
-                    self.deliver_stand_in(stream, crate::ext::MalformedRequest);
-                    return Ok(());
-                }
-                Err(error) => return Err(error.into()),
-            };
+            let message = counts
+                .peer()
+                .convert_poll_message(pseudo, fields, stream_id)?;
 
             // Push the frame onto the stream's recv buffer
             stream
@@ -302,14 +281,12 @@ impl Recv {
         Ok(())
     }
 
-    /// Whether requests this crate would refuse are handed to the server to answer.
-    pub fn delivers_rejected(&self) -> bool {
-        self.deliver_oversized_requests
-    }
-
     /// Queues a stand-in request (`GET /`, no fields) marked with `mark` on a new stream, for
     /// the server to answer a request this crate could not hand over as it came.
-    fn deliver_stand_in<T: Clone + std::marker::Send + std::marker::Sync + 'static>(&mut self, stream: &mut store::Ptr, mark: T) {
+    fn deliver_stand_in<T>(&mut self, stream: &mut store::Ptr, mark: T)
+    where
+        T: Clone + std::marker::Send + std::marker::Sync + 'static,
+    {
         let request = Request::builder()
             .version(http::Version::HTTP_2)
             .method(http::Method::GET)
@@ -327,6 +304,24 @@ impl Recv {
         self.pending_accept.push(stream);
     }
 
+    /// Whether requests this crate would refuse are handed to the server to answer.
+    pub fn delivers_rejected(&self) -> bool {
+        self.deliver_rejected_requests
+    }
+
+    /// A server's request found malformed (RFC 9113, 8.1.1) once its stream is open, with the
+    /// server answering such requests itself: a request not handed over yet is replaced with a
+    /// stand-in; one handed over is marked, the rest of it ignored (`recv_data`, trailers) and
+    /// its body's reader told (`schedule_recv`). The caller resets the stream after the
+    /// response (`StreamRef::send_*`, `maybe_cancel`).
+    pub fn mark_malformed(&mut self, stream: &mut store::Ptr, is_initial: bool) {
+        if is_initial {
+            self.deliver_stand_in(stream, crate::ext::MalformedRequest);
+        }
+        stream.is_malformed_request = true;
+        stream.notify_recv();
+    }
+
     /// Called by the server to get the request
     ///
     /// # Panics
@@ -337,6 +332,11 @@ impl Recv {
         use super::peer::PollMessage::*;
 
         match stream.pending_recv.pop_front(&mut self.buffer) {
+            // Found malformed after it was queued: the server answers it as such.
+            Some(Event::Headers(Server(mut request))) if stream.is_malformed_request => {
+                request.extensions_mut().insert(crate::ext::MalformedRequest);
+                request
+            }
             Some(Event::Headers(Server(request))) => request,
             _ => unreachable!("server stream queue must start with Headers"),
         }
@@ -646,7 +646,8 @@ impl Recv {
 
         let sz = sz as WindowSize;
 
-        let is_ignoring_frame = stream.state.is_local_error();
+        // The rest of a malformed request being answered is not read.
+        let is_ignoring_frame = stream.state.is_local_error() || stream.is_malformed_request;
 
         if !is_ignoring_frame && !stream.state.is_recv_streaming() {
             // TODO: There are cases where this can be a stream error of
@@ -1252,6 +1253,14 @@ impl Recv {
         cx: &Context,
         stream: &mut Stream,
     ) -> Poll<Option<Result<T, proto::Error>>> {
+        if stream.is_malformed_request {
+            // The rest of the request is not read: its reader learns why here, after what was
+            // queued before it was found malformed.
+            return Poll::Ready(Some(Err(Error::library_reset(
+                stream.id,
+                Reason::PROTOCOL_ERROR,
+            ))));
+        }
         if stream.state.ensure_recv_open()? {
             // Request to get notified once more frames arrive
             stream.recv_task = Some(cx.waker().clone());
@@ -1286,7 +1295,7 @@ mod tests {
             remote_max_initiated: None,
             local_max_error_reset_streams: None,
             data_frame_budget: DEFAULT_DATA_FRAME_BUDGET,
-            deliver_oversized_requests: false,
+            deliver_rejected_requests: false,
         };
         let mut recv = Recv::new(peer::Dyn::Server, &config);
         let mut store = Store::new();

@@ -87,11 +87,6 @@ impl Store {
         }
     }
 
-    /// Whether no stream is stored (and so nothing refers into the store).
-    pub fn is_empty(&self) -> bool {
-        self.slab.is_empty()
-    }
-
     pub fn find_mut(&mut self, id: &StreamId) -> Option<Ptr<'_>> {
         let index = match self.ids.get(id) {
             Some(key) => *key,

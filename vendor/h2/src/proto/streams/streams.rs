@@ -78,10 +78,6 @@ struct Inner {
 
     /// The number of stream refs to this shared state.
     refs: usize,
-
-    /// The last stream id processed when the connection was last found idle with no stream
-    /// stored (this service's change; see `Streams::release_idle`).
-    quiet_at: Option<StreamId>,
 }
 
 #[derive(Debug)]
@@ -397,7 +393,6 @@ impl Inner {
             },
             store: Store::new(),
             refs: 1,
-            quiet_at: None,
         }))
     }
 
@@ -410,7 +405,7 @@ impl Inner {
         let id = frame.stream_id();
 
         // A malformed header block is a stream error, as the codec used to return it, unless a
-        // server takes malformed requests to answer them (`Recv::recv_headers`).
+        // server answers malformed requests itself (`Actions::answer_malformed`).
         if frame.is_malformed() && !(peer.is_server() && self.actions.recv.delivers_rejected()) {
             proto_err!(stream: "malformed header block; stream={:?}", id);
             return Err(Error::library_reset(id, Reason::PROTOCOL_ERROR));
@@ -468,10 +463,11 @@ impl Inner {
 
         let stream = self.store.resolve(key);
 
-        if stream.state.is_local_error() {
+        if stream.state.is_local_error() || stream.is_malformed_request {
             // Locally reset streams must ignore frames "for some time".
             // This is because the remote may have sent trailers before
-            // receiving the RST_STREAM frame.
+            // receiving the RST_STREAM frame. (So must a malformed request being
+            // answered: the rest of it is not read.)
             tracing::trace!("recv_headers; ignoring trailers on {:?}", stream.id);
             return Ok(());
         }
@@ -509,21 +505,26 @@ impl Inner {
                             Err(Error::library_reset(stream.id, Reason::REFUSED_STREAM))
                         }
                     },
-                    Err(RecvHeaderBlockError::State(err)) => Err(err),
+                    Err(RecvHeaderBlockError::State(err)) => {
+                        actions.answer_malformed(stream, counts, Err(err), true)
+                    }
                 }
             } else {
                 if !frame.is_end_stream() {
                     // Receiving trailers that don't set EOS is a "malformed"
                     // message. Malformed messages are a stream error.
                     proto_err!(stream: "recv_headers: trailers frame was not EOS; stream={:?}", stream.id);
-                    return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
+                    let err = Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
+                    return actions.answer_malformed(stream, counts, err, false);
                 }
-
                 if frame.is_malformed() {
                     proto_err!(stream: "malformed trailers; stream={:?}", stream.id);
-                    return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
+                    let err = Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
+                    return actions.answer_malformed(stream, counts, err, false);
                 }
-                actions.recv.recv_trailers(frame, stream)
+
+                let res = actions.recv.recv_trailers(frame, stream);
+                actions.answer_malformed(stream, counts, res, false)
             };
 
             actions.reset_on_recv_stream_err(send_buffer, stream, counts, res)
@@ -592,9 +593,9 @@ impl Inner {
                 if payload_len == 0 {
                     // Empty frames are never queued and cost only their parsing. They are
                     // counted per stream rather than over the connection's life (upstream's
-                    // `Counts` count, not used here): some clients relaying a body send one
-                    // empty frame per request, which a lifetime count of 100 would turn into a
-                    // GOAWAY on a long-lived pooled connection.
+                    // `Counts` count): some clients relaying a body send one empty frame per
+                    // request, which a lifetime count of 100 would turn into a GOAWAY on a
+                    // long-lived pooled connection.
                     stream.num_recv_empty_data_frames =
                         stream.num_recv_empty_data_frames.saturating_add(1);
                     if stream.num_recv_empty_data_frames > proto::MAX_RECV_EMPTY_DATA_FRAMES {
@@ -623,6 +624,7 @@ impl Inner {
                     .recv
                     .release_connection_capacity(sz as WindowSize, &mut None);
             }
+            let res = actions.answer_malformed(stream, counts, res, false);
             actions.reset_on_recv_stream_err(send_buffer, stream, counts, res)
         })
     }
@@ -1068,30 +1070,6 @@ where
         me.counts.has_streams()
     }
 
-    /// Frees the table of streams and the queues of frames while no stream exists (this
-    /// service's change): their slabs keep every slot they ever grew to, and an idle
-    /// connection needs none. Nothing refers into an empty store, so nothing is invalidated.
-    /// Only at the second idle moment in a row with no stream opened in between: under load a
-    /// connection is idle between every burst of requests, and growing the slabs back each
-    /// time cost more than they hold (a thousand instructions a request).
-    pub fn release_idle(&self) {
-        let mut me = self.inner.lock().unwrap();
-        let me = &mut *me;
-        let quiet = me.store.is_empty();
-        let last = me.actions.recv.last_processed_id();
-        let release = quiet && me.quiet_at == Some(last);
-        me.quiet_at = quiet.then_some(last);
-        if !release {
-            return;
-        }
-        me.store = Store::new();
-        me.actions.recv.release_idle_buffer();
-        let mut send_buffer = self.send_buffer.inner.lock().unwrap();
-        if send_buffer.is_empty() {
-            *send_buffer = Buffer::new();
-        }
-    }
-
     pub fn has_streams_or_other_references(&self) -> bool {
         let me = self.inner.lock().unwrap();
         me.counts.has_streams() || me.refs > 1
@@ -1151,14 +1129,23 @@ impl<B> StreamRef<B> {
         let send_buffer = &mut *send_buffer;
 
         me.counts.transition(stream, |counts, stream| {
+            // The end of a response to a malformed request is a reset, not END_STREAM.
+            let reset_at_end = end_stream && stream.is_malformed_request;
+
             // Create the data frame
             let mut frame = frame::Data::new(stream.id, data);
-            frame.set_end_stream(end_stream);
+            frame.set_end_stream(end_stream && !reset_at_end);
 
-            // Send the data frame
-            actions
-                .send
-                .send_data(frame, send_buffer, stream, counts, &mut actions.task)
+            // Send the data frame (an empty one that only ended the stream is not needed)
+            if !(reset_at_end && !frame.payload().has_remaining()) {
+                actions
+                    .send
+                    .send_data(frame, send_buffer, stream, counts, &mut actions.task)?;
+            }
+            if reset_at_end {
+                actions.reset_after_response(stream, counts);
+            }
+            Ok(())
         })
     }
 
@@ -1172,6 +1159,13 @@ impl<B> StreamRef<B> {
         let send_buffer = &mut *send_buffer;
 
         me.counts.transition(stream, |counts, stream| {
+            // Trailers would end the stream: a response to a malformed request ends with a
+            // reset instead, and its trailers are not sent.
+            if stream.is_malformed_request {
+                actions.reset_after_response(stream, counts);
+                return Ok(());
+            }
+
             // Create the trailers frame
             let frame = frame::Headers::trailers(stream.id, trailers);
 
@@ -1222,11 +1216,21 @@ impl<B> StreamRef<B> {
         let send_buffer = &mut *send_buffer;
 
         me.counts.transition(stream, |counts, stream| {
-            let frame = server::Peer::convert_send_message(stream.id, response, end_of_stream);
+            // The end of a response to a malformed request is a reset, not END_STREAM.
+            let reset_at_end = end_of_stream && stream.is_malformed_request;
+            let frame = server::Peer::convert_send_message(
+                stream.id,
+                response,
+                end_of_stream && !reset_at_end,
+            );
 
             actions
                 .send
-                .send_headers(frame, send_buffer, stream, counts, &mut actions.task)
+                .send_headers(frame, send_buffer, stream, counts, &mut actions.task)?;
+            if reset_at_end {
+                actions.reset_after_response(stream, counts);
+            }
+            Ok(())
         })
     }
 
@@ -1603,7 +1607,10 @@ fn maybe_cancel(stream: &mut store::Ptr, actions: &mut Actions, counts: &mut Cou
         // Server is allowed to early respond without fully consuming the client input stream
         // But per the RFC, must send a RST_STREAM(NO_ERROR) in such cases. https://www.rfc-editor.org/rfc/rfc7540#section-8.1
         // Some other http2 implementation may interpret other error code as fatal if not respected (i.e: nginx https://trac.nginx.org/nginx/ticket/2376)
-        let reason = if counts.peer().is_server()
+        let reason = if stream.is_malformed_request {
+            // A malformed request ends in a protocol error, answered or not.
+            Reason::PROTOCOL_ERROR
+        } else if counts.peer().is_server()
             && stream.state.is_send_closed()
             && stream.state.is_recv_streaming()
         {
@@ -1669,6 +1676,60 @@ impl Actions {
 
             Ok(())
         })
+    }
+
+    /// A stream error of `PROTOCOL_ERROR` on a request, in a server that answers malformed
+    /// requests itself (`server::Builder::deliver_rejected_requests`): instead of a reset now,
+    /// the request is marked (or, found malformed in its first HEADERS, replaced with a
+    /// stand-in) for the server to answer, and the stream is reset after the response (RFC
+    /// 9113, 8.1.1), at once if the response is already complete. It counts as the local error
+    /// reset it stands for. Any other result is returned as it came.
+    fn answer_malformed(
+        &mut self,
+        stream: &mut store::Ptr,
+        counts: &mut Counts,
+        res: Result<(), Error>,
+        is_initial: bool,
+    ) -> Result<(), Error> {
+        match res {
+            Err(Error::Reset(_, Reason::PROTOCOL_ERROR, Initiator::Library))
+                if counts.peer().is_server()
+                    && self.recv.delivers_rejected()
+                    && !stream.state.is_closed() =>
+            {
+                if !counts.can_inc_num_local_error_resets() {
+                    tracing::warn!(
+                        "answer_malformed; locally-reset streams reached limit ({:?})",
+                        counts.max_local_error_resets().unwrap(),
+                    );
+                    return Err(Error::library_go_away_data(
+                        Reason::ENHANCE_YOUR_CALM,
+                        "too_many_internal_resets",
+                    ));
+                }
+                counts.inc_num_local_error_resets();
+                self.recv.mark_malformed(stream, is_initial);
+                if stream.state.is_send_closed() {
+                    self.send.schedule_implicit_reset(
+                        stream,
+                        Reason::PROTOCOL_ERROR,
+                        counts,
+                        &mut self.task,
+                    );
+                    self.recv.enqueue_reset_expiration(stream, counts);
+                }
+                Ok(())
+            }
+            res => res,
+        }
+    }
+
+    /// Resets a malformed request's stream with `PROTOCOL_ERROR` once the frames of its
+    /// response queued so far are written (see `answer_malformed`).
+    fn reset_after_response(&mut self, stream: &mut store::Ptr, counts: &mut Counts) {
+        self.send
+            .schedule_implicit_reset(stream, Reason::PROTOCOL_ERROR, counts, &mut self.task);
+        self.recv.enqueue_reset_expiration(stream, counts);
     }
 
     fn reset_on_recv_stream_err<B>(

@@ -1,0 +1,324 @@
+//! HTTP/2 by the book: a malformed request (RFC 9113, 8.1.1) is a stream error of type
+//! PROTOCOL_ERROR, and the server may send a response first. Each kind of malformed request is
+//! answered with the contract's 400 `request_invalid`, whose last frame does not end the stream,
+//! and then the stream is reset with `RST_STREAM(PROTOCOL_ERROR)`: a client reads the error in
+//! the contract's shape and the protocol's rule holds. Raw frames over TLS, one test per kind.
+
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+
+use crate::helpers::TestApp;
+use crate::http2::{frame, h2_tls, next_frame, tls_app_with};
+use crate::tls::TestPki;
+
+/// HEADERS (type 1), DATA (type 0) and RST_STREAM (type 3), and the flags that matter here.
+const HEADERS: u8 = 0x1;
+const DATA: u8 = 0x0;
+const END_STREAM: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+/// RFC 9113, 7: PROTOCOL_ERROR.
+const PROTOCOL_ERROR: u32 = 0x1;
+
+/// What came back on stream 1: the response head's HPACK block, the body, whether any frame
+/// ended the stream, and the error code of the RST_STREAM that closed it.
+#[derive(Debug)]
+struct Answer {
+    head_block: Vec<u8>,
+    body: Vec<u8>,
+    ended_by_a_frame: bool,
+    reset: Option<u32>,
+}
+
+/// The header block's fields, as HPACK writes them without touching the dynamic table.
+mod field {
+    /// `:method GET`, `:method POST`, `:scheme https`: entries 2, 3 and 7 of the static table.
+    pub const GET: &[u8] = &[0x82];
+    pub const POST: &[u8] = &[0x83];
+    pub const HTTPS: &[u8] = &[0x87];
+
+    /// A literal whose name is entry `index` (under 15) of the static table, not indexed (RFC
+    /// 7541, 6.2.2): `:authority` is 1, `:path` 4.
+    pub fn indexed_name(index: u8, value: &str) -> Vec<u8> {
+        assert!(index < 15, "one byte holds the index");
+        let mut field = vec![index, value.len() as u8];
+        field.extend(value.as_bytes());
+        field
+    }
+
+    /// A literal with a new name, not indexed.
+    pub fn literal(name: &str, value: &str) -> Vec<u8> {
+        let mut field = vec![0x00, name.len() as u8];
+        field.extend(name.as_bytes());
+        field.push(value.len() as u8);
+        field.extend(value.as_bytes());
+        field
+    }
+
+    pub fn path(value: &str) -> Vec<u8> {
+        indexed_name(4, value)
+    }
+
+    pub fn content_length(value: &str) -> Vec<u8> {
+        literal("content-length", value)
+    }
+}
+
+fn authority(app: &TestApp) -> Vec<u8> {
+    field::indexed_name(1, &format!("localhost:{}", app.local_addr.port()))
+}
+
+/// Sends the connection preface, an empty SETTINGS and `frames` (built for `app`) in one write,
+/// and reads the answer on stream 1.
+async fn answer_to(frames: impl FnOnce(&TestApp) -> Vec<u8>) -> Answer {
+    let pki = TestPki::new("h2-malformed");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    tls.write_all(&preface_and(frames(&app))).await.unwrap();
+    read_answer(&mut tls).await
+}
+
+fn preface_and(frames: Vec<u8>) -> Vec<u8> {
+    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    wire.extend(frame(0x4, 0, 0, &[]));
+    wire.extend(frames);
+    wire
+}
+
+/// Reads stream 1 until it is reset, or until a second after a frame ended it (within 10 s in
+/// all), acknowledging the server's SETTINGS.
+async fn read_answer(tls: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> Answer {
+    let mut answer = Answer {
+        head_block: Vec::new(),
+        body: Vec::new(),
+        ended_by_a_frame: false,
+        reset: None,
+    };
+    let read = async {
+        loop {
+            let next = if answer.ended_by_a_frame {
+                match tokio::time::timeout(Duration::from_secs(1), next_frame(tls)).await {
+                    Ok(next) => next,
+                    Err(_) => break,
+                }
+            } else {
+                next_frame(tls).await
+            };
+            let (kind, flags, stream, payload) = next;
+            match (kind, stream) {
+                (0x4, 0) if flags & 0x1 == 0 => {
+                    tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
+                }
+                (HEADERS, 1) => {
+                    answer.head_block = payload;
+                    answer.ended_by_a_frame |= flags & END_STREAM != 0;
+                }
+                (DATA, 1) => {
+                    answer.body.extend(payload);
+                    answer.ended_by_a_frame |= flags & END_STREAM != 0;
+                }
+                (0x3, 1) => {
+                    answer.reset = Some(u32::from_be_bytes(payload[..4].try_into().unwrap()));
+                    break;
+                }
+                (0x7, _) => panic!("GOAWAY instead of a stream error: {payload:?}"),
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read)
+        .await
+        .expect("stream 1 reset or ended within 10 s");
+    answer
+}
+
+/// HEADERS on stream 1 carrying `block`, with `flags`.
+fn headers(block: &[u8], flags: u8) -> Vec<u8> {
+    frame(HEADERS, flags, 1, block)
+}
+
+/// The whole request as one HEADERS frame that ends the stream.
+fn request(parts: &[&[u8]]) -> Vec<u8> {
+    headers(&parts.concat(), END_HEADERS | END_STREAM)
+}
+
+/// The contract's 400 `request_invalid` with a request id, no frame ending the stream, then
+/// `RST_STREAM(PROTOCOL_ERROR)`.
+fn assert_answered_then_reset(answer: &Answer) {
+    assert_eq!(
+        answer.reset,
+        Some(PROTOCOL_ERROR),
+        "RST_STREAM(PROTOCOL_ERROR): {answer:?}"
+    );
+    assert!(!answer.ended_by_a_frame, "no frame ends the stream: {answer:?}");
+    assert_eq!(answer.head_block.first(), Some(&(0x80 | 12)), "`:status 400`");
+    let json: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!(json["error"]["type"], "invalid_request_error");
+    assert_eq!(json["error"]["code"], "request_invalid");
+    assert!(
+        json["error"]["request_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("req_")
+    );
+}
+
+#[actix_web::test]
+async fn a_pseudo_header_after_a_regular_field() {
+    let answer = answer_to(|app| {
+        let user_agent = field::literal("user-agent", "raw");
+        request(&[field::GET, field::HTTPS, &field::path("/v1/ping"), &user_agent, &authority(app)])
+    })
+    .await;
+    assert_answered_then_reset(&answer);
+}
+
+#[actix_web::test]
+async fn a_connection_specific_field() {
+    let answer = answer_to(|app| {
+        let connection = field::literal("connection", "keep-alive");
+        request(&[field::GET, field::HTTPS, &field::path("/v1/ping"), &authority(app), &connection])
+    })
+    .await;
+    assert_answered_then_reset(&answer);
+}
+
+#[actix_web::test]
+async fn te_other_than_trailers() {
+    let answer = answer_to(|app| {
+        let te = field::literal("te", "gzip");
+        request(&[field::GET, field::HTTPS, &field::path("/v1/ping"), &authority(app), &te])
+    })
+    .await;
+    assert_answered_then_reset(&answer);
+}
+
+#[actix_web::test]
+async fn an_empty_path() {
+    let answer =
+        answer_to(|app| request(&[field::GET, field::HTTPS, &field::path(""), &authority(app)]))
+            .await;
+    assert_answered_then_reset(&answer);
+}
+
+#[actix_web::test]
+async fn a_missing_path() {
+    let answer = answer_to(|app| request(&[field::GET, field::HTTPS, &authority(app)])).await;
+    assert_answered_then_reset(&answer);
+}
+
+#[actix_web::test]
+async fn a_missing_method() {
+    let answer =
+        answer_to(|app| request(&[field::HTTPS, &field::path("/v1/ping"), &authority(app)]))
+            .await;
+    assert_answered_then_reset(&answer);
+}
+
+#[actix_web::test]
+async fn a_missing_scheme() {
+    let answer =
+        answer_to(|app| request(&[field::GET, &field::path("/v1/ping"), &authority(app)])).await;
+    assert_answered_then_reset(&answer);
+}
+
+#[actix_web::test]
+async fn a_pseudo_header_given_twice() {
+    let answer = answer_to(|app| {
+        request(&[field::GET, field::GET, field::HTTPS, &field::path("/v1/ping"), &authority(app)])
+    })
+    .await;
+    assert_answered_then_reset(&answer);
+}
+
+/// Trailers must end the stream (RFC 9113, 8.1): a second HEADERS without END_STREAM makes
+/// the request malformed. The request itself was well formed and handed over; found malformed
+/// before the service took it, it is answered as a malformed request, not by the endpoint.
+#[actix_web::test]
+async fn a_second_headers_without_end_stream() {
+    let answer = answer_to(|app| {
+        let mut frames = headers(
+            &[field::GET, field::HTTPS, &field::path("/v1/ping"), &authority(app)].concat(),
+            END_HEADERS,
+        );
+        frames.extend(headers(&field::literal("x-trailer", "1"), END_HEADERS));
+        frames
+    })
+    .await;
+    assert_answered_then_reset(&answer);
+}
+
+/// RFC 9113, 8.1.1: DATA that add up to more than `content-length` make the request malformed.
+#[actix_web::test]
+async fn a_body_longer_than_its_content_length() {
+    let answer = answer_to(|app| {
+        let block = [
+            field::POST,
+            field::HTTPS,
+            &field::path("/v1/ping"),
+            &authority(app),
+            &field::content_length("1"),
+        ]
+        .concat();
+        let mut frames = headers(&block, END_HEADERS);
+        frames.extend(frame(DATA, END_STREAM, 1, b"xy"));
+        frames
+    })
+    .await;
+    assert_answered_then_reset(&answer);
+}
+
+/// And DATA that end the stream short of `content-length`.
+#[actix_web::test]
+async fn a_body_shorter_than_its_content_length() {
+    let answer = answer_to(|app| {
+        let block = [
+            field::POST,
+            field::HTTPS,
+            &field::path("/v1/ping"),
+            &authority(app),
+            &field::content_length("5"),
+        ]
+        .concat();
+        let mut frames = headers(&block, END_HEADERS);
+        frames.extend(frame(DATA, END_STREAM, 1, b"xy"));
+        frames
+    })
+    .await;
+    assert_answered_then_reset(&answer);
+}
+
+/// A request found malformed after the service took it (here: its body turns out longer than
+/// its `content-length` while the endpoint waits for it) is not answered as a malformed
+/// request: the endpoint reading its body learns that the body broke and answers, in the
+/// catalogue's words, and the stream still ends with PROTOCOL_ERROR rather than END_STREAM.
+#[actix_web::test]
+async fn a_body_found_malformed_while_its_endpoint_reads_it() {
+    let pki = TestPki::new("h2-malformed-late");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    let block = [
+        field::POST,
+        field::HTTPS,
+        &field::path("/test/echo"),
+        &authority(&app),
+        &field::literal("content-type", "application/json"),
+        &field::content_length("30"),
+    ]
+    .concat();
+    let mut frames = headers(&block, END_HEADERS);
+    frames.extend(frame(DATA, 0, 1, br#"{"name_id":"x","#));
+    tls.write_all(&preface_and(frames)).await.unwrap();
+    // The endpoint has the request and waits for the rest of its body.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tls.write_all(&frame(DATA, END_STREAM, 1, br#""count":1} and more than promised"#))
+        .await
+        .unwrap();
+    let answer = read_answer(&mut tls).await;
+    assert_eq!(answer.reset, Some(PROTOCOL_ERROR), "{answer:?}");
+    assert!(!answer.ended_by_a_frame, "no frame ends the stream: {answer:?}");
+    assert_eq!(answer.head_block.first(), Some(&(0x80 | 12)), "`:status 400`");
+    let json: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!(json["error"]["type"], "invalid_request_error");
+    assert!(json["error"]["request_id"].as_str().unwrap().starts_with("req_"));
+}
