@@ -1,25 +1,22 @@
 //! `partner-api healthcheck`: a probe for containers that have no curl. It sends
-//! `GET <url>/v1/ping` over HTTP/1.1, plain or TLS, and succeeds only on a 200 whose body is a
-//! ping object with `pong: true`. Over HTTPS it verifies the certificate against a given CA
-//! file or the built-in public roots, or, for a loopback host only and when asked, skips the
-//! verification; its output says which. Blocking I/O with one deadline, so it cannot hang.
+//! `GET <url>/v1/ping` with ureq (a small blocking HTTP client, on the service's own rustls
+//! provider), plain or TLS, and succeeds only on a 200 whose body is a ping object with
+//! `pong: true`. Over HTTPS it verifies the certificate against a given CA file or the built-in
+//! public roots, or, for a loopback host only and when asked, skips the verification; its output
+//! says which. One deadline covers the whole probe, so it cannot hang.
 
-use std::io::{Read, Write};
-use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
-
-use actix_web::http::uri::Uri;
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig, TlsProvider};
 
 use crate::server::config::{HealthcheckArgs, ServerConfig};
 
 /// Largest answer read; a ping answer is a few hundred bytes.
-const MAX_ANSWER_BYTES: usize = 64 * 1024;
+const MAX_ANSWER_BYTES: u64 = 64 * 1024;
 
 /// Runs the probe, prints one line, and returns the exit code (0 healthy, 1 not).
 pub fn run(args: &HealthcheckArgs, server: &ServerConfig) -> ExitCode {
@@ -74,189 +71,105 @@ enum Trust {
 
 /// Probes `url`; on success returns how the connection was secured, for the output line.
 fn probe(url: &str, trust: &Trust, timeout: Duration) -> Result<String, String> {
-    let deadline = Instant::now() + timeout;
-    let uri: Uri = url.parse().map_err(|_| "not a valid URL".to_owned())?;
-    let tls = match uri.scheme_str() {
+    let uri: ureq::http::Uri = url.parse().map_err(|_| "not a valid URL".to_owned())?;
+    let https = match uri.scheme_str() {
         Some("http") => false,
         Some("https") => true,
         Some(other) => return Err(format!("the probe speaks http and https, not {other}")),
         None => return Err("the URL has no scheme".to_owned()),
     };
-    let authority = uri.authority().ok_or("the URL has no host")?;
-    let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
-    let addrs: Vec<SocketAddr> = (authority.host().trim_matches(['[', ']']), port)
-        .to_socket_addrs()
-        .map_err(|error| format!("cannot resolve {}: {error}", authority.host()))?
-        .collect();
-    // Try each address the host resolves to (localhost may be ::1 first and 127.0.0.1 next).
-    let mut last_error = "the host resolves to no address".to_owned();
-    let mut connected = None;
-    for addr in &addrs {
-        match TcpStream::connect_timeout(addr, remaining(deadline)?) {
-            Ok(tcp) => {
-                connected = Some(tcp);
-                break;
-            }
-            Err(error) => last_error = format!("cannot connect to {addr}: {error}"),
-        }
-    }
-    let tcp = connected.ok_or(last_error)?;
-    let (mut stream, how) = if tls {
-        let host = authority.host().trim_matches(['[', ']']);
-        let (config, how) = tls_client_config(trust, host)?;
-        let name = ServerName::try_from(host.to_owned())
-            .map_err(|_| format!("{host} is not a valid TLS server name"))?;
-        let connection = rustls::ClientConnection::new(Arc::new(config), name)
-            .map_err(|error| format!("cannot start TLS: {error}"))?;
-        let stream = Box::new(rustls::StreamOwned::new(connection, tcp));
-        (Connection::Tls(stream), how)
+    let authority = uri.authority().ok_or("the URL has no host")?.to_string();
+    let host = uri.host().unwrap_or_default().trim_matches(['[', ']']);
+    let (tls, how) = if https {
+        tls_config(trust, host)?
     } else {
-        (Connection::Plain(tcp), String::new())
+        (TlsConfig::default(), String::new())
     };
-    stream
-        .set_write_timeout(Some(remaining(deadline)?))
-        .and_then(|()| {
-            write!(
-                stream,
-                "GET {path} HTTP/1.1\r\nHost: {authority}\r\nAccept: application/json\r\n\
-                 User-Agent: partner-api-healthcheck\r\nConnection: close\r\n\r\n",
-                path = uri.path(),
-            )
-        })
-        .map_err(|error| format!("cannot send the request: {error}"))?;
-
-    let mut answer = Vec::new();
-    let mut buffer = [0u8; 4096];
-    loop {
-        stream
-            .set_read_timeout(Some(remaining(deadline)?))
-            .map_err(|error| error.to_string())?;
-        match stream.read(&mut buffer) {
-            Ok(0) => break,
-            // A TLS peer that closes without close_notify after a complete answer.
-            Err(error)
-                if error.kind() == std::io::ErrorKind::UnexpectedEof && !answer.is_empty() =>
-            {
-                break;
-            }
-            Ok(read) if answer.len() + read <= MAX_ANSWER_BYTES => {
-                answer.extend_from_slice(&buffer[..read])
-            }
-            Ok(_) => return Err("the answer is larger than a ping answer can be".to_owned()),
-            Err(error) if is_timeout(&error) => {
-                return Err(format!("no complete answer within {:?}", timeout));
-            }
-            Err(error) => return Err(format!("cannot read the answer: {error}")),
-        }
+    let agent = ureq::Agent::config_builder()
+        .timeout_global(Some(timeout))
+        // The status is judged here, and a redirect is an unhealthy answer, not followed.
+        .http_status_as_error(false)
+        .max_redirects(0)
+        // The service itself, never a proxy named by the environment.
+        .proxy(None)
+        .user_agent("partner-api-healthcheck")
+        .tls_config(tls)
+        .build()
+        .new_agent();
+    let mut response = agent
+        .get(url)
+        .header("Accept", "application/json")
+        .call()
+        .map_err(|error| failure(&authority, timeout, error))?;
+    let status = response.status();
+    if status != ureq::http::StatusCode::OK {
+        return Err(format!(
+            "answered \"{:?} {} {}\"",
+            response.version(),
+            status.as_u16(),
+            status.canonical_reason().unwrap_or_default()
+        ));
     }
-    check_answer(&answer).map(|()| how)
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(MAX_ANSWER_BYTES)
+        .read_to_vec()
+        .map_err(|error| failure(&authority, timeout, error))?;
+    check_ping(&body).map(|()| how)
 }
 
-/// A plain or TLS connection, read and written alike.
-enum Connection {
-    Plain(TcpStream),
-    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
-}
-
-impl Connection {
-    fn tcp(&self) -> &TcpStream {
-        match self {
-            Connection::Plain(tcp) => tcp,
-            Connection::Tls(stream) => &stream.sock,
+/// What went wrong, in the probe's words.
+fn failure(authority: &str, timeout: Duration, error: ureq::Error) -> String {
+    match error {
+        ureq::Error::Timeout(_) => format!("no complete answer within {timeout:?}"),
+        ureq::Error::Io(error) if error.kind() == std::io::ErrorKind::ConnectionRefused => {
+            format!("cannot connect to {authority}: {error}")
         }
-    }
-
-    fn set_read_timeout(&self, timeout: Option<Duration>) -> std::io::Result<()> {
-        self.tcp().set_read_timeout(timeout)
-    }
-
-    fn set_write_timeout(&self, timeout: Option<Duration>) -> std::io::Result<()> {
-        self.tcp().set_write_timeout(timeout)
+        ureq::Error::HostNotFound => format!("cannot resolve {authority}"),
+        ureq::Error::ConnectionFailed => format!("cannot connect to {authority}"),
+        ureq::Error::BodyExceedsLimit(_) => {
+            "the answer is larger than a ping answer can be".to_owned()
+        }
+        other => other.to_string(),
     }
 }
 
-impl Read for Connection {
-    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
-        match self {
-            Connection::Plain(tcp) => tcp.read(buffer),
-            Connection::Tls(stream) => stream.read(buffer),
-        }
-    }
-}
-
-impl Write for Connection {
-    fn write(&mut self, buffer: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Connection::Plain(tcp) => tcp.write(buffer),
-            Connection::Tls(stream) => stream.write(buffer),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Connection::Plain(tcp) => tcp.flush(),
-            Connection::Tls(stream) => stream.flush(),
-        }
-    }
-}
-
-/// The TLS client configuration for `trust`, and the words that say how the certificate was
-/// checked.
-fn tls_client_config(trust: &Trust, host: &str) -> Result<(rustls::ClientConfig, String), String> {
-    let provider = Arc::new(crate::edge::tls::provider());
-    let builder = rustls::ClientConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .map_err(|error| error.to_string())?;
+/// The TLS configuration for `trust`, and the words that say how the certificate was checked.
+fn tls_config(trust: &Trust, host: &str) -> Result<(TlsConfig, String), String> {
+    let tls = TlsConfig::builder()
+        .provider(TlsProvider::Rustls)
+        .unversioned_rustls_crypto_provider(Arc::new(crate::edge::tls::provider()));
     match trust {
-        Trust::CaFile(path) => {
-            let roots = roots_from(path)?;
-            let config = builder.with_root_certificates(roots).with_no_client_auth();
-            Ok((
-                config,
-                format!(" (certificate verified against {})", path.display()),
-            ))
-        }
-        Trust::PublicRoots => {
-            let roots =
-                rustls::RootCertStore::from_iter(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-            let config = builder.with_root_certificates(roots).with_no_client_auth();
-            Ok((
-                config,
-                " (certificate verified against the built-in public roots)".to_owned(),
-            ))
-        }
-        Trust::NoVerification => {
-            if !is_loopback(host) {
-                return Err(format!(
-                    "--insecure-localhost skips certificate verification for loopback hosts \
-                     only, and {host} is not one; use --ca-file"
-                ));
-            }
-            let config = builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(NoVerification(provider)))
-                .with_no_client_auth();
-            Ok((
-                config,
-                " (certificate NOT verified: --insecure-localhost)".to_owned(),
-            ))
-        }
+        Trust::CaFile(path) => Ok((
+            tls.root_certs(RootCerts::Specific(Arc::new(roots_from(path)?)))
+                .build(),
+            format!(" (certificate verified against {})", path.display()),
+        )),
+        Trust::PublicRoots => Ok((
+            tls.root_certs(RootCerts::WebPki).build(),
+            " (certificate verified against the built-in public roots)".to_owned(),
+        )),
+        Trust::NoVerification if is_loopback(host) => Ok((
+            tls.disable_verification(true).build(),
+            " (certificate NOT verified: --insecure-localhost)".to_owned(),
+        )),
+        Trust::NoVerification => Err(format!(
+            "--insecure-localhost skips certificate verification for loopback hosts only, and \
+             {host} is not one; use --ca-file"
+        )),
     }
 }
 
-fn roots_from(path: &Path) -> Result<rustls::RootCertStore, String> {
+fn roots_from(path: &Path) -> Result<Vec<Certificate<'static>>, String> {
     let pem =
         std::fs::read(path).map_err(|error| format!("cannot read {}: {error}", path.display()))?;
-    let mut roots = rustls::RootCertStore::empty();
-    for certificate in CertificateDer::pem_slice_iter(&pem) {
-        let certificate =
-            certificate.map_err(|error| format!("{} is not PEM ({error})", path.display()))?;
-        roots.add(certificate).map_err(|error| {
-            format!(
-                "{} holds an unusable CA certificate ({error})",
-                path.display()
-            )
-        })?;
+    let mut roots = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        match item.map_err(|error| format!("{} is not PEM ({error})", path.display()))? {
+            PemItem::Certificate(certificate) => roots.push(certificate),
+            _ => continue,
+        }
     }
     if roots.is_empty() {
         return Err(format!("{} holds no PEM certificate", path.display()));
@@ -269,93 +182,9 @@ fn is_loopback(host: &str) -> bool {
         || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
-/// Accepts any certificate (the handshake signatures are still checked); only for probing a
-/// loopback address, where the connection cannot be intercepted.
-#[derive(Debug)]
-struct NoVerification(Arc<rustls::crypto::CryptoProvider>);
-
-impl rustls::client::danger::ServerCertVerifier for NoVerification {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: rustls::pki_types::UnixTime,
-    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
-        Ok(rustls::client::danger::ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        certificate: &CertificateDer<'_>,
-        signature: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            certificate,
-            signature,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        certificate: &CertificateDer<'_>,
-        signature: &rustls::DigitallySignedStruct,
-    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            certificate,
-            signature,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
-}
-
-fn remaining(deadline: Instant) -> Result<Duration, String> {
-    deadline
-        .checked_duration_since(Instant::now())
-        .filter(|left| !left.is_zero())
-        .ok_or_else(|| "timed out".to_owned())
-}
-
-fn is_timeout(error: &std::io::Error) -> bool {
-    matches!(
-        error.kind(),
-        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-    )
-}
-
-/// Checks a raw HTTP/1.1 answer: status 200 and a body `{"object":"ping","pong":true,...}`.
-fn check_answer(answer: &[u8]) -> Result<(), String> {
-    let split = answer
-        .windows(4)
-        .position(|window| window == b"\r\n\r\n")
-        .ok_or("the answer is not an HTTP response")?;
-    let head = String::from_utf8_lossy(&answer[..split]);
-    let body = &answer[split + 4..];
-    let status_line = head.lines().next().unwrap_or_default();
-    let status = status_line.split_whitespace().nth(1).unwrap_or_default();
-    if status != "200" {
-        return Err(format!("answered {status_line:?}"));
-    }
-    let chunked = head.lines().any(|line| {
-        line.to_ascii_lowercase()
-            .starts_with("transfer-encoding: chunked")
-    });
-    let body = if chunked {
-        dechunk(body)?
-    } else {
-        body.to_vec()
-    };
-    let ping: serde_json::Value = serde_json::from_slice(&body)
+/// A 200's body must be a ping object: `{"object":"ping","pong":true,...}`.
+fn check_ping(body: &[u8]) -> Result<(), String> {
+    let ping: serde_json::Value = serde_json::from_slice(body)
         .map_err(|error| format!("answered 200 but the body is not JSON: {error}"))?;
     if ping["object"] == "ping" && ping["pong"] == true {
         Ok(())
@@ -364,61 +193,31 @@ fn check_answer(answer: &[u8]) -> Result<(), String> {
     }
 }
 
-fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    loop {
-        let line_end = body
-            .windows(2)
-            .position(|w| w == b"\r\n")
-            .ok_or("bad chunked body")?;
-        let size = std::str::from_utf8(&body[..line_end])
-            .ok()
-            .and_then(|line| usize::from_str_radix(line.split(';').next()?.trim(), 16).ok())
-            .ok_or("bad chunk size")?;
-        body = &body[line_end + 2..];
-        if size == 0 {
-            return Ok(out);
-        }
-        out.extend_from_slice(body.get(..size).ok_or("truncated chunk")?);
-        body = body.get(size + 2..).ok_or("truncated chunk")?;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn accepts_only_a_200_ping() {
-        let good =
-            b"HTTP/1.1 200 OK\r\ncontent-length: 29\r\n\r\n{\"object\":\"ping\",\"pong\":true}";
-        assert_eq!(check_answer(good), Ok(()));
-        let chunked =
-            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1d\r\n{\"object\":\"ping\",\"pong\":true}\r\n0\r\n\r\n";
-        assert_eq!(check_answer(chunked), Ok(()));
-        let refused = b"HTTP/1.1 429 Too Many Requests\r\n\r\n{}";
-        assert_eq!(
-            check_answer(refused),
-            Err("answered \"HTTP/1.1 429 Too Many Requests\"".to_owned())
-        );
-        let wrong = b"HTTP/1.1 200 OK\r\n\r\n{\"pong\":false}";
+    fn accepts_only_a_ping_object() {
+        assert_eq!(check_ping(br#"{"object":"ping","pong":true}"#), Ok(()));
         assert!(
-            check_answer(wrong)
+            check_ping(br#"{"pong":false}"#)
                 .unwrap_err()
                 .contains("not with a ping object")
         );
-        assert!(check_answer(b"garbage").is_err());
+        assert!(
+            check_ping(b"<html>")
+                .unwrap_err()
+                .contains("the body is not JSON")
+        );
     }
 
     #[test]
     fn skipping_verification_is_for_loopback_hosts_only() {
         for host in ["localhost", "127.0.0.1", "::1"] {
-            assert!(
-                tls_client_config(&Trust::NoVerification, host).is_ok(),
-                "{host}"
-            );
+            assert!(tls_config(&Trust::NoVerification, host).is_ok(), "{host}");
         }
-        let refused = tls_client_config(&Trust::NoVerification, "api.example.com").unwrap_err();
+        let refused = tls_config(&Trust::NoVerification, "api.example.com").unwrap_err();
         assert!(refused.contains("loopback hosts only"), "{refused}");
     }
 

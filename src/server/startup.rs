@@ -311,12 +311,6 @@ impl Application {
         })
     }
 
-    /// Tells `notifier` (instead of the manager the environment names, if any) when the
-    /// service is ready and when it stops, and pings it while the workers make progress.
-    pub fn notifying(mut self, notifier: Notifier) -> Application {
-        self.notifier = Some(notifier);
-        self
-    }
 
     /// The address actually bound (the real port when the configuration asked for port 0).
     pub fn local_addr(&self) -> SocketAddr {

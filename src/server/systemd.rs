@@ -1,105 +1,63 @@
-//! systemd's notification protocol (`sd_notify(3)`), in the few lines it takes: when systemd
-//! starts the service with `Type=notify` it names a datagram socket in `NOTIFY_SOCKET`, and the
-//! service says `READY=1` once its listeners accept, `STOPPING=1` when it starts to drain, and,
-//! with `WatchdogSec=`, `WATCHDOG=1` at least every `WATCHDOG_USEC`. Here the pings come from a
-//! thread of their own that asks the internal watchdog (`observability::watchdog`) first: while
-//! any API worker is stalled there is no ping, so systemd restarts a service whose workers stopped
-//! making progress, as Kubernetes' liveness probe does through `/livez`.
+//! systemd's notifications (`sd_notify(3)`), sent with the sd-notify crate: when systemd starts
+//! the service with `Type=notify` it names a datagram socket in `NOTIFY_SOCKET`, and the service
+//! says `READY=1` once its listeners accept, `STOPPING=1` when it starts to drain, and, with
+//! `WatchdogSec=`, `WATCHDOG=1` at least every `WATCHDOG_USEC`. What is the service's own is
+//! when it pings: from a thread of its own that asks the internal watchdog
+//! (`observability::watchdog`) first, so that while any API worker is stalled there is no
+//! ping and systemd restarts a service whose workers stopped making progress, as Kubernetes'
+//! liveness probe does through `/livez`.
 //!
-//! Outside systemd (no `NOTIFY_SOCKET`) nothing is sent. A message that cannot be sent is logged
-//! once and waited for at most [`SEND_TIMEOUT`]: the service serves whatever the manager hears.
+//! Outside systemd (no `NOTIFY_SOCKET`) nothing is sent. A notification that cannot be sent is
+//! logged once: the service serves whatever the manager hears.
 
-use std::ffi::OsStr;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::net::{SocketAddr, UnixDatagram};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::observability::watchdog::Watchdog;
+use sd_notify::NotifyState;
 
-/// The longest a notification waits for room in the manager's socket: a READY=1 dropped at once
-/// would leave the start to time out, while the manager reads within microseconds.
-const SEND_TIMEOUT: Duration = Duration::from_millis(100);
+use crate::observability::watchdog::Watchdog;
 
 /// How often, at most, the ping thread looks at the workers: a ping follows a recovered stall
 /// within this, so only a stall close to `WatchdogSec` long restarts the service.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
-/// Where the service manager listens, and how often it expects a ping.
-#[derive(Clone, Debug)]
-pub struct Notifier(Arc<Inner>);
+/// Where notifications go: sd-notify's `notify` in production, a recorder in tests.
+type Sink = Arc<dyn Fn(&[NotifyState]) -> io::Result<()> + Send + Sync>;
 
-#[derive(Debug)]
-struct Inner {
-    socket: UnixDatagram,
-    address: SocketAddr,
+/// The service manager, and how often it expects a ping.
+#[derive(Clone)]
+pub struct Notifier {
+    sink: Sink,
     /// `WATCHDOG_USEC`, when the manager watches this process.
     watchdog: Option<Duration>,
     /// Whether a failed send was logged already.
-    warned: AtomicBool,
+    warned: Arc<AtomicBool>,
 }
 
 impl Notifier {
     /// The manager named by the environment (`NOTIFY_SOCKET`, `WATCHDOG_USEC`, `WATCHDOG_PID`),
-    /// or `None` when there is none or it cannot be reached (logged).
+    /// or `None` when there is none.
     pub fn from_environment() -> Option<Notifier> {
-        let path = std::env::var_os("NOTIFY_SOCKET").filter(|path| !path.is_empty())?;
-        let watchdog = std::env::var("WATCHDOG_USEC")
-            .ok()
-            .and_then(|usec| usec.parse::<u64>().ok())
-            .filter(|&usec| usec > 0)
-            // The ping is meant for the process systemd named, not for a child that inherited it.
-            .filter(|_| {
-                std::env::var("WATCHDOG_PID")
-                    .map_or(true, |pid| pid.parse() == Ok(std::process::id()))
-            })
-            .map(Duration::from_micros);
-        match Notifier::at(&path, watchdog) {
-            Ok(notifier) => Some(notifier),
-            Err(error) => {
-                log::warn!(
-                    "NOTIFY_SOCKET {} cannot be used ({error}): the service manager hears \
-                     nothing",
-                    path.to_string_lossy()
-                );
-                None
-            }
+        std::env::var_os("NOTIFY_SOCKET").filter(|path| !path.is_empty())?;
+        // sd-notify reads WATCHDOG_PID too: the ping is meant for the process systemd named,
+        // not for a child that inherited the variables.
+        let watchdog = sd_notify::watchdog_enabled().filter(|interval| !interval.is_zero());
+        Some(Notifier::new(Arc::new(sd_notify::notify), watchdog))
+    }
+
+    fn new(sink: Sink, watchdog: Option<Duration>) -> Notifier {
+        Notifier {
+            sink,
+            watchdog,
+            warned: Arc::new(AtomicBool::new(false)),
         }
     }
 
-    /// A notifier for the socket at `path` (an absolute path, or `@name` for an abstract
-    /// socket, as `sd_notify(3)` accepts), expecting a ping every `watchdog` when given.
-    pub fn at(path: impl AsRef<OsStr>, watchdog: Option<Duration>) -> io::Result<Notifier> {
-        let path = path.as_ref().as_bytes();
-        let address = match path {
-            [b'@', name @ ..] => abstract_address(name)?,
-            [b'/', ..] => SocketAddr::from_pathname(OsStr::from_bytes(path))?,
-            _ => {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "neither an absolute path nor an abstract socket (@name)",
-                ));
-            }
-        };
-        let socket = UnixDatagram::unbound()?;
-        socket.set_write_timeout(Some(SEND_TIMEOUT))?;
-        Ok(Notifier(Arc::new(Inner {
-            socket,
-            address,
-            watchdog,
-            warned: AtomicBool::new(false),
-        })))
-    }
-
-    /// Sends one message (newline-separated `KEY=value` pairs).
-    pub fn send(&self, message: &str) {
-        if let Err(error) = self
-            .0
-            .socket
-            .send_to_addr(message.as_bytes(), &self.0.address)
-            && !self.0.warned.swap(true, Ordering::Relaxed)
+    fn send(&self, states: &[NotifyState]) {
+        if let Err(error) = (self.sink)(states)
+            && !self.warned.swap(true, Ordering::Relaxed)
         {
             log::warn!("the service manager's socket refused a notification: {error}");
         }
@@ -107,20 +65,21 @@ impl Notifier {
 
     /// The listeners accept: systemd calls the service started.
     pub fn ready(&self, status: &str) {
-        self.send(&format!(
-            "READY=1\nSTATUS={status}\nMAINPID={}",
-            std::process::id()
-        ));
+        self.send(&[
+            NotifyState::Ready,
+            NotifyState::Status(status),
+            NotifyState::MainPid(std::process::id()),
+        ]);
     }
 
     /// The drain has begun: systemd calls the service stopping, whoever asked.
     pub fn stopping(&self, status: &str) {
-        self.send(&format!("STOPPING=1\nSTATUS={status}"));
+        self.send(&[NotifyState::Stopping, NotifyState::Status(status)]);
     }
 
     /// How often the manager expects a ping, when it watches.
     pub fn watchdog_interval(&self) -> Option<Duration> {
-        self.0.watchdog
+        self.watchdog
     }
 
     /// Pings the manager every half of its watchdog interval (as `sd_watchdog_enabled(3)`
@@ -130,7 +89,7 @@ impl Notifier {
     /// when no ping came for the whole interval: when it lasted nearly that long. Runs on a
     /// thread of its own, which ends when `watchdog` has no other handle left.
     pub fn spawn_pings(&self, watchdog: &Watchdog) {
-        let Some(interval) = self.0.watchdog else {
+        let Some(interval) = self.watchdog else {
             return;
         };
         let ping_every = interval / 2;
@@ -148,17 +107,18 @@ impl Notifier {
                     match (stalled.first(), silent) {
                         (None, _) => {
                             if silent {
-                                notifier.send("STATUS=serving");
+                                notifier.send(&[NotifyState::Status("serving")]);
                             }
                             if silent || last_ping.is_none_or(|at| at.elapsed() >= ping_every) {
-                                notifier.send("WATCHDOG=1");
+                                notifier.send(&[NotifyState::Watchdog]);
                                 last_ping = Some(Instant::now());
                             }
                             silent = false;
                         }
                         (Some(stall), false) => {
                             silent = true;
-                            notifier.send(&format!("STATUS=not pinging the watchdog: {stall}"));
+                            let status = format!("not pinging the watchdog: {stall}");
+                            notifier.send(&[NotifyState::Status(&status)]);
                         }
                         (Some(_), true) => {}
                     }
@@ -174,98 +134,59 @@ impl Notifier {
     }
 }
 
-#[cfg(target_os = "linux")]
-fn abstract_address(name: &[u8]) -> io::Result<SocketAddr> {
-    use std::os::linux::net::SocketAddrExt;
-    SocketAddr::from_abstract_name(name)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn abstract_address(_name: &[u8]) -> io::Result<SocketAddr> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "abstract sockets exist on Linux only",
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::mpsc;
 
-    /// A real datagram socket in a fresh folder of its own (removed when dropped).
-    struct Listener {
-        socket: UnixDatagram,
-        path: std::path::PathBuf,
-    }
-
-    impl Listener {
-        fn new(name: &str) -> Listener {
-            let folder = std::env::temp_dir()
-                .join(format!("partner-api-notify-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&folder);
-            std::fs::create_dir_all(&folder).unwrap();
-            let path = folder.join("notify");
-            let socket = UnixDatagram::bind(&path).unwrap();
-            socket
-                .set_read_timeout(Some(Duration::from_secs(5)))
-                .unwrap();
-            Listener { socket, path }
-        }
-
-        fn path(&self) -> String {
-            self.path.to_string_lossy().into_owned()
-        }
-    }
-
-    impl Drop for Listener {
-        fn drop(&mut self) {
-            if let Some(folder) = self.path.parent() {
-                let _ = std::fs::remove_dir_all(folder);
-            }
-        }
-    }
-
-    fn receive(socket: &UnixDatagram) -> String {
-        let mut buffer = [0; 512];
-        let length = socket.recv(&mut buffer).unwrap();
-        String::from_utf8(buffer[..length].to_vec()).unwrap()
+    /// A notifier whose messages arrive on a channel, each as the lines sd-notify would send.
+    fn recorded(watchdog: Option<Duration>) -> (Notifier, mpsc::Receiver<String>) {
+        let (sender, receiver) = mpsc::channel();
+        let sender = std::sync::Mutex::new(sender);
+        let sink: Sink = Arc::new(move |states| {
+            let lines: Vec<String> = states.iter().map(ToString::to_string).collect();
+            let _ = sender.lock().unwrap().send(lines.join("\n"));
+            Ok(())
+        });
+        (Notifier::new(sink, watchdog), receiver)
     }
 
     #[test]
-    fn ready_and_stopping_reach_a_real_socket() {
-        let listener = Listener::new("ready");
-        let notifier = Notifier::at(listener.path(), None).unwrap();
+    fn ready_and_stopping_say_what_systemd_reads() {
+        let (notifier, messages) = recorded(None);
         notifier.ready("serving");
         assert_eq!(
-            receive(&listener.socket),
+            messages.recv().unwrap(),
             format!("READY=1\nSTATUS=serving\nMAINPID={}", std::process::id())
         );
         notifier.stopping("draining");
-        assert_eq!(receive(&listener.socket), "STOPPING=1\nSTATUS=draining");
+        assert_eq!(messages.recv().unwrap(), "STOPPING=1\nSTATUS=draining");
+    }
+
+    #[test]
+    fn a_refused_notification_is_logged_once_and_not_retried() {
+        let sink: Sink = Arc::new(|_| Err(io::Error::from(io::ErrorKind::ConnectionRefused)));
+        let notifier = Notifier::new(sink, None);
+        notifier.ready("serving");
+        notifier.stopping("draining");
+        assert!(notifier.warned.load(Ordering::Relaxed));
     }
 
     /// Pings while the worker beats, none while it is stalled (said once in STATUS), pings
-    /// again once it beats: in that order, on a real socket.
+    /// again once it beats: in that order.
     #[actix_web::test]
     async fn no_ping_while_a_worker_is_stalled() {
-        let listener = Listener::new("pings");
         let watchdog = Watchdog::new(Duration::from_millis(300));
         watchdog.beat_on_this_worker();
-        let notifier = Notifier::at(listener.path(), Some(Duration::from_millis(40))).unwrap();
-        // Read as they come: a datagram socket queues only a few, and the sender never waits.
-        let socket = listener.socket.try_clone().unwrap();
-        socket
-            .set_read_timeout(Some(Duration::from_secs(3)))
-            .unwrap();
+        let (notifier, receiver) = recorded(Some(Duration::from_millis(40)));
         let reader = std::thread::spawn(move || {
             let mut messages = Vec::new();
             // Bounded: a ping every 20 ms for about 1.5 s is far fewer than this, and the
             // reading ends 3 s after the last message (longer than the stall's silence).
             for _ in 0..1000 {
-                let mut buffer = [0; 512];
-                match socket.recv(&mut buffer) {
-                    Ok(length) => {
-                        messages.push(String::from_utf8(buffer[..length].to_vec()).unwrap());
+                match receiver.recv_timeout(Duration::from_secs(3)) {
+                    Ok(message) => {
+                        messages.push(message);
                         // Enough once a ping follows the recovery.
                         if messages.len() >= 2 && messages[messages.len() - 2] == "STATUS=serving" {
                             break;
@@ -314,35 +235,5 @@ mod tests {
             messages.get(back + 1).map(String::as_str),
             Some("WATCHDOG=1")
         );
-    }
-
-    #[test]
-    fn an_abstract_socket_is_reached_by_its_name() {
-        let name = format!("partner-api-test-{}", std::process::id());
-        let socket = UnixDatagram::bind_addr(&abstract_address(name.as_bytes()).unwrap()).unwrap();
-        socket
-            .set_read_timeout(Some(Duration::from_secs(5)))
-            .unwrap();
-        Notifier::at(format!("@{name}"), None)
-            .unwrap()
-            .send("READY=1");
-        assert_eq!(receive(&socket), "READY=1");
-    }
-
-    #[test]
-    fn a_relative_path_is_refused_as_sd_notify_refuses_it() {
-        let error = Notifier::at("run/notify", None).unwrap_err();
-        assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
-    }
-
-    #[test]
-    fn a_socket_nobody_listens_on_is_not_waited_for() {
-        let listener = Listener::new("gone");
-        let path = listener.path();
-        drop(listener);
-        let notifier = Notifier::at(&path, None).unwrap();
-        notifier.ready("serving");
-        notifier.stopping("draining");
-        assert!(notifier.0.warned.load(Ordering::Relaxed));
     }
 }

@@ -906,24 +906,24 @@ fn systemd_hears_ready_watchdog_pings_and_stopping() {
     // Bounded: pings come every 100 ms; READY comes first or right after the first pings.
     let ready = (0..50)
         .map(|_| receive())
-        .find(|message| message != "WATCHDOG=1")
+        .find(|message| message != "WATCHDOG=1\n")
         .unwrap();
     assert_eq!(
         ready,
         format!(
-            "READY=1\nSTATUS=serving on {}\nMAINPID={}",
+            "READY=1\nSTATUS=serving on {}\nMAINPID={}\n",
             server.address,
             server.child.id()
         )
     );
-    assert_eq!(receive(), "WATCHDOG=1");
-    assert_eq!(receive(), "WATCHDOG=1");
+    assert_eq!(receive(), "WATCHDOG=1\n");
+    assert_eq!(receive(), "WATCHDOG=1\n");
     server.signal(libc::SIGTERM);
     let stopping = (0..50)
         .map(|_| receive())
-        .find(|message| message != "WATCHDOG=1")
+        .find(|message| message != "WATCHDOG=1\n")
         .unwrap();
-    assert_eq!(stopping, "STOPPING=1\nSTATUS=SIGTERM received: draining");
+    assert_eq!(stopping, "STOPPING=1\nSTATUS=SIGTERM received: draining\n");
     assert_eq!(server.wait_for_exit().code(), Some(0));
     std::fs::remove_dir_all(&folder).unwrap();
 }

@@ -8,8 +8,7 @@
 //!   with tomorrow's computers would be a breach of health data today. rustls takes the first
 //!   group of the *client's* list that it supports, so the hybrid is chosen wherever the client
 //!   prefers it (Chrome, Firefox, Go from 1.24, rustls); the hybrid exists in TLS 1.3 only.
-//! - **Ciphers**: the provider's, AES-256-GCM first; TLS 1.3's key schedule on HMAC keys
-//!   prepared once (`key_schedule.rs`).
+//! - **Ciphers**: the provider's own, AES-256-GCM first, with its own TLS 1.3 key schedule.
 //! - **Profile** ([`TlsProfile`], `--tls-profile`), named after Mozilla's: `intermediate`
 //!   (default: TLS 1.3 and 1.2 with ECDHE and AEAD ciphers only, for older clients) or
 //!   `modern` (TLS 1.3 only).
@@ -26,7 +25,6 @@
 //! a log line and the old one stays in use. The store keeps what the metrics report: when the
 //! certificate in use expires, when it was loaded, and when a reload was last refused.
 
-mod key_schedule;
 pub mod metrics;
 
 use std::fmt;
@@ -101,11 +99,6 @@ pub fn provider() -> CryptoProvider {
         kx_group::SECP256R1,
         kx_group::SECP384R1,
     ];
-    provider.cipher_suites = provider
-        .cipher_suites
-        .into_iter()
-        .map(key_schedule::with_prepared_key_schedule)
-        .collect();
     provider
 }
 
@@ -222,8 +215,10 @@ pub struct CertificateStatus {
 
 /// The `notAfter` of the leaf certificate, as a Unix time.
 fn expiry(pair: &CertifiedKey) -> Option<i64> {
-    let (_, certificate) = x509_parser::parse_x509_certificate(pair.cert.first()?).ok()?;
-    Some(certificate.validity().not_after.timestamp())
+    use x509_cert::der::Decode;
+    let certificate = x509_cert::Certificate::from_der(pair.cert.first()?).ok()?;
+    let not_after = certificate.tbs_certificate().validity().not_after;
+    i64::try_from(not_after.to_unix_duration().as_secs()).ok()
 }
 
 fn unix_now() -> i64 {
