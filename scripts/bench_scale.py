@@ -185,6 +185,8 @@ def wait_for(b, process, port, tls):
 
 
 def run(args, b):
+    if args.scale_idle_only:
+        args.scale_steps = "16"
     steps = tuple(int(step) for step in args.scale_steps.split(","))
     idle = args.scale_idle
     largest = max(steps + (idle,))
@@ -205,9 +207,7 @@ def run(args, b):
     largest = max(steps + (idle,))
     b.ensure_wrk()
     b.ensure_debian("nginx", "nginx")
-    b.say("==> building release binaries")
-    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet", "--bins", "--examples"],
-                   cwd=b.ROOT, check=True)
+    b.build_release()
     subprocess.run([os.path.join(b.ROOT, "scripts", "dev-cert")], check=True,
                    stdout=subprocess.DEVNULL)
     certs = os.path.join(b.ROOT, "target", "dev-cert")
@@ -262,6 +262,8 @@ def run(args, b):
 
     results = {(name, step): [] for name in names for step in steps}
     running = {}
+    if args.scale_idle_only:
+        names = ()
     try:
         for name in names:
             running[name] = spawn(name)
@@ -304,7 +306,7 @@ def run(args, b):
         return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})", values
 
     rows, goal_rows = [], []
-    for step in steps:
+    for step in steps if names else ():
         for name in names:
             ratio = (per_round(name, step, "rps")[0] + " / " + per_round(name, step, "p99")[0]
                      if name != "nginx" else "")
@@ -321,6 +323,27 @@ def run(args, b):
     memory_rows = [f"| {label} | " + " | ".join(f"{idle_bytes[(name, kind)] / 1000:.2f} KB"
                                                for name in idle_names) + " |"
                    for kind, label in kinds]
+    memory = [
+        f"Memory per idle connection ({idle:,} connections, one request each, RSS of a fresh "
+        f"process; nginx: its worker):",
+        "",
+        "| protocol | partner-api | bare actix-web | nginx |",
+        "| --- | ---: | ---: | ---: |",
+        *memory_rows,
+    ]
+    if not names:
+        report = "\n".join([
+            f"Run of {facts['date']} on commit {facts['commit']}: {facts['cpus']} CPUs, "
+            f"{facts['model']}, Linux {facts['kernel']}. Command: `scripts/bench --scale "
+            f"--scale-idle-only --scale-idle {idle}`.",
+            "",
+            *memory,
+        ])
+        b.say("")
+        b.say(report)
+        with open(os.path.join(out_dir, "scale-idle.md"), "w") as latest:
+            latest.write(report + "\n")
+        return 0
     report = "\n".join([
         f"Run of {facts['date']} on commit {facts['commit']}: {facts['cpus']} CPUs, "
         f"{facts['model']}, Linux {facts['kernel']}.",
@@ -336,12 +359,7 @@ def run(args, b):
         "| --- | --- | --- | --- | --- |",
         *goal_rows,
         "",
-        f"Memory per idle connection ({idle:,} connections, one request each, RSS of a fresh "
-        f"process; nginx: its worker):",
-        "",
-        "| protocol | partner-api | bare actix-web | nginx |",
-        "| --- | ---: | ---: | ---: |",
-        *memory_rows,
+        *memory,
     ])
     b.say("")
     b.say(report)

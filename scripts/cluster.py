@@ -63,9 +63,15 @@ def ensure_packages(commands_to_packages):
                    check=True, env=env)
 
 
-def build_release():
+def build_release(*targets):
+    """Builds the release binary (and `targets`, such as `--example`, `soak_server`), unless
+    PARTNER_API_PREBUILT=1 says the release build is there already (CI builds it once)."""
+    if os.environ.get("PARTNER_API_PREBUILT") == "1":
+        say("using the release build already made (PARTNER_API_PREBUILT=1)")
+        return
     say("building the release binary")
-    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet", *targets], cwd=ROOT,
+                   check=True)
 
 
 def wait_until(what, predicate, timeout=20.0, every=0.05):

@@ -29,8 +29,10 @@ free_port() {
 start_server() {
     local log=$1
     shift
-    echo "==> building the release binary"
-    cargo build --release --locked --quiet
+    if [ "${PARTNER_API_PREBUILT:-}" != 1 ]; then
+        echo "==> building the release binary"
+        cargo build --release --locked --quiet
+    fi
     local port
     port=$(free_port)
     # With a certificate the server speaks HTTPS; readiness is probed on loopback without
