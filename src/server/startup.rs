@@ -311,7 +311,6 @@ impl Application {
         })
     }
 
-
     /// The address actually bound (the real port when the configuration asked for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr

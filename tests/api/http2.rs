@@ -145,7 +145,9 @@ fn ping_block(app: &TestApp) -> Vec<u8> {
 }
 
 /// The next frame read from `connection`: its type, flags, stream and payload.
-pub(crate) async fn next_frame<S: tokio::io::AsyncRead + Unpin>(connection: &mut S) -> (u8, u8, u32, Vec<u8>) {
+pub(crate) async fn next_frame<S: tokio::io::AsyncRead + Unpin>(
+    connection: &mut S,
+) -> (u8, u8, u32, Vec<u8>) {
     use tokio::io::AsyncReadExt;
     let mut head = [0u8; 9];
     connection.read_exact(&mut head).await.unwrap();

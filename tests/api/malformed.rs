@@ -150,8 +150,15 @@ fn assert_answered_then_reset(answer: &Answer) {
         Some(PROTOCOL_ERROR),
         "RST_STREAM(PROTOCOL_ERROR): {answer:?}"
     );
-    assert!(!answer.ended_by_a_frame, "no frame ends the stream: {answer:?}");
-    assert_eq!(answer.head_block.first(), Some(&(0x80 | 12)), "`:status 400`");
+    assert!(
+        !answer.ended_by_a_frame,
+        "no frame ends the stream: {answer:?}"
+    );
+    assert_eq!(
+        answer.head_block.first(),
+        Some(&(0x80 | 12)),
+        "`:status 400`"
+    );
     let json: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
     assert_eq!(json["error"]["type"], "invalid_request_error");
     assert_eq!(json["error"]["code"], "request_invalid");
@@ -167,7 +174,13 @@ fn assert_answered_then_reset(answer: &Answer) {
 async fn a_pseudo_header_after_a_regular_field() {
     let answer = answer_to(|app| {
         let user_agent = field::literal("user-agent", "raw");
-        request(&[field::GET, field::HTTPS, &field::path("/v1/ping"), &user_agent, &authority(app)])
+        request(&[
+            field::GET,
+            field::HTTPS,
+            &field::path("/v1/ping"),
+            &user_agent,
+            &authority(app),
+        ])
     })
     .await;
     assert_answered_then_reset(&answer);
@@ -177,7 +190,13 @@ async fn a_pseudo_header_after_a_regular_field() {
 async fn a_connection_specific_field() {
     let answer = answer_to(|app| {
         let connection = field::literal("connection", "keep-alive");
-        request(&[field::GET, field::HTTPS, &field::path("/v1/ping"), &authority(app), &connection])
+        request(&[
+            field::GET,
+            field::HTTPS,
+            &field::path("/v1/ping"),
+            &authority(app),
+            &connection,
+        ])
     })
     .await;
     assert_answered_then_reset(&answer);
@@ -187,7 +206,13 @@ async fn a_connection_specific_field() {
 async fn te_other_than_trailers() {
     let answer = answer_to(|app| {
         let te = field::literal("te", "gzip");
-        request(&[field::GET, field::HTTPS, &field::path("/v1/ping"), &authority(app), &te])
+        request(&[
+            field::GET,
+            field::HTTPS,
+            &field::path("/v1/ping"),
+            &authority(app),
+            &te,
+        ])
     })
     .await;
     assert_answered_then_reset(&answer);
@@ -210,8 +235,7 @@ async fn a_missing_path() {
 #[actix_web::test]
 async fn a_missing_method() {
     let answer =
-        answer_to(|app| request(&[field::HTTPS, &field::path("/v1/ping"), &authority(app)]))
-            .await;
+        answer_to(|app| request(&[field::HTTPS, &field::path("/v1/ping"), &authority(app)])).await;
     assert_answered_then_reset(&answer);
 }
 
@@ -225,7 +249,13 @@ async fn a_missing_scheme() {
 #[actix_web::test]
 async fn a_pseudo_header_given_twice() {
     let answer = answer_to(|app| {
-        request(&[field::GET, field::GET, field::HTTPS, &field::path("/v1/ping"), &authority(app)])
+        request(&[
+            field::GET,
+            field::GET,
+            field::HTTPS,
+            &field::path("/v1/ping"),
+            &authority(app),
+        ])
     })
     .await;
     assert_answered_then_reset(&answer);
@@ -238,7 +268,13 @@ async fn a_pseudo_header_given_twice() {
 async fn a_second_headers_without_end_stream() {
     let answer = answer_to(|app| {
         let mut frames = headers(
-            &[field::GET, field::HTTPS, &field::path("/v1/ping"), &authority(app)].concat(),
+            &[
+                field::GET,
+                field::HTTPS,
+                &field::path("/v1/ping"),
+                &authority(app),
+            ]
+            .concat(),
             END_HEADERS,
         );
         frames.extend(headers(&field::literal("x-trailer", "1"), END_HEADERS));
@@ -311,14 +347,31 @@ async fn a_body_found_malformed_while_its_endpoint_reads_it() {
     tls.write_all(&preface_and(frames)).await.unwrap();
     // The endpoint has the request and waits for the rest of its body.
     tokio::time::sleep(Duration::from_millis(300)).await;
-    tls.write_all(&frame(DATA, END_STREAM, 1, br#""count":1} and more than promised"#))
-        .await
-        .unwrap();
+    tls.write_all(&frame(
+        DATA,
+        END_STREAM,
+        1,
+        br#""count":1} and more than promised"#,
+    ))
+    .await
+    .unwrap();
     let answer = read_answer(&mut tls).await;
     assert_eq!(answer.reset, Some(PROTOCOL_ERROR), "{answer:?}");
-    assert!(!answer.ended_by_a_frame, "no frame ends the stream: {answer:?}");
-    assert_eq!(answer.head_block.first(), Some(&(0x80 | 12)), "`:status 400`");
+    assert!(
+        !answer.ended_by_a_frame,
+        "no frame ends the stream: {answer:?}"
+    );
+    assert_eq!(
+        answer.head_block.first(),
+        Some(&(0x80 | 12)),
+        "`:status 400`"
+    );
     let json: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
     assert_eq!(json["error"]["type"], "invalid_request_error");
-    assert!(json["error"]["request_id"].as_str().unwrap().starts_with("req_"));
+    assert!(
+        json["error"]["request_id"]
+            .as_str()
+            .unwrap()
+            .starts_with("req_")
+    );
 }
