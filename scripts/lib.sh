@@ -1,18 +1,33 @@
 # Shared by the scripts: installing the pinned tools and running a release server on loopback.
 # Source it; it defines functions only.
 
-# Installs the Node tools from scripts/node/package-lock.json (npm ci: exactly the lockfile).
+# Installs the Node tools from scripts/node/package-lock.json (npm ci: exactly the lockfile),
+# once: a stamp holds the lockfile's checksum, and a later call with the same lockfile does
+# nothing.
 install_node_tools() {
+    local stamp=scripts/node/node_modules/.installed-from sum
+    sum=$(sha256sum scripts/node/package-lock.json | cut -d' ' -f1)
+    if [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ]; then
+        return 0
+    fi
     echo "==> installing pinned Node tools: npm ci in scripts/node"
     (cd scripts/node && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$sum" >"$stamp"
 }
 
-# Installs the Python tools pinned in scripts/python/requirements.txt into target/tools-venv.
+# Installs the Python tools pinned in scripts/python/requirements.txt into target/tools-venv,
+# once, in the same way.
 install_python_tools() {
+    local stamp=target/tools-venv/.installed-from sum
+    sum=$(sha256sum scripts/python/requirements.txt | cut -d' ' -f1)
+    if [ "$(cat "$stamp" 2>/dev/null)" = "$sum" ]; then
+        return 0
+    fi
     echo "==> installing pinned Python tools into target/tools-venv"
     python3 -m venv target/tools-venv
     target/tools-venv/bin/pip install --quiet --disable-pip-version-check \
         -r scripts/python/requirements.txt
+    echo "$sum" >"$stamp"
 }
 
 # The release binary, wherever cargo puts it (CARGO_TARGET_DIR is honoured).
