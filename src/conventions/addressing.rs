@@ -5,6 +5,11 @@
 //! header field line or a Host header field with an invalid field value"); and, for HTTP/2,
 //! a `:scheme` of `http` or `https`, the only ones this service answers for. The HTTP layer
 //! checks neither: `Host: a b` and `:scheme foo` were served.
+//!
+//! An HTTP/2 request without `:authority` (it may use `Host`, or name no host) carries no
+//! scheme here: `http::Uri` cannot hold a scheme without an authority, so h2 checks it is a
+//! well-formed scheme and drops it. Such a request is served as the connection's own scheme;
+//! nothing in the service reads the scheme another way, so there is no second view of it.
 
 use actix_web::dev::ServiceRequest;
 use actix_web::http::header;

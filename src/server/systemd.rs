@@ -7,10 +7,19 @@
 //! ping and systemd restarts a service whose workers stopped making progress, as Kubernetes'
 //! liveness probe does through `/livez`.
 //!
-//! Outside systemd (no `NOTIFY_SOCKET`) nothing is sent. A notification that cannot be sent is
-//! logged once: the service serves whatever the manager hears.
+//! Outside systemd (no `NOTIFY_SOCKET`) nothing is sent. A READY or STOPPING that cannot be
+//! sent is logged as an error, a ping or status line that cannot be sent once: the service
+//! serves whatever the manager hears.
+//!
+//! The sending itself is the service's ([`socket_sink`], a dozen lines): sd-notify 0.5
+//! connects to a path only, while `sd_notify(3)` also names abstract sockets (`@name`, which
+//! managers in containers use), and sends with no deadline, so a manager whose queue is full
+//! would hold start-up, the drain or the ping thread. sd-notify still writes the messages
+//! (`NotifyState`) and reads the watchdog's variables.
 
+use std::ffi::OsString;
 use std::io;
+use std::os::unix::net::UnixDatagram;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -23,8 +32,54 @@ use crate::observability::watchdog::Watchdog;
 /// within this, so only a stall close to `WatchdogSec` long restarts the service.
 const LOOK_EVERY: Duration = Duration::from_secs(1);
 
-/// Where notifications go: sd-notify's `notify` in production, a recorder in tests.
-type Sink = Arc<dyn Fn(&[NotifyState]) -> io::Result<()> + Send + Sync>;
+/// How long READY and STOPPING may wait for room on the manager's socket: each is sent once,
+/// and a lost READY leaves a `Type=notify` unit starting until systemd times it out, so they
+/// wait as long as a manager's queue takes to drain in a busy boot (libsystemd waits without
+/// limit), but not so long that a broken manager holds start-up or the drain.
+const STATE_SEND_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long a ping or a status line may wait: another follows within the watchdog interval.
+const PING_SEND_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// Where notifications go, each with how long it may wait: the manager's socket
+/// ([`socket_sink`]) in production, a recorder in tests.
+type Sink = Arc<dyn Fn(&[NotifyState], Duration) -> io::Result<()> + Send + Sync>;
+
+/// Sends each notification as one datagram to `socket`, a path or, with a leading `@`, an
+/// abstract name (`sd_notify(3)`), waiting at most its deadline for room.
+fn socket_sink(socket: OsString) -> Sink {
+    Arc::new(move |states, deadline| {
+        let message: String = states.iter().map(|state| format!("{state}\n")).collect();
+        let datagram = UnixDatagram::unbound()?;
+        connect(&datagram, &socket)?;
+        datagram.set_write_timeout(Some(deadline))?;
+        if datagram.send(message.as_bytes())? != message.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::WriteZero,
+                "the notification was cut short",
+            ));
+        }
+        Ok(())
+    })
+}
+
+fn connect(datagram: &UnixDatagram, socket: &std::ffi::OsStr) -> io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    match socket.as_bytes().strip_prefix(b"@") {
+        #[cfg(target_os = "linux")]
+        Some(name) => {
+            use std::os::linux::net::SocketAddrExt;
+            let address = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
+            datagram.connect_addr(&address)
+        }
+        #[cfg(not(target_os = "linux"))]
+        Some(_) => Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "abstract sockets are Linux's",
+        )),
+        None => datagram.connect(socket),
+    }
+}
 
 /// The service manager, and how often it expects a ping.
 #[derive(Clone)]
@@ -40,11 +95,11 @@ impl Notifier {
     /// The manager named by the environment (`NOTIFY_SOCKET`, `WATCHDOG_USEC`, `WATCHDOG_PID`),
     /// or `None` when there is none.
     pub fn from_environment() -> Option<Notifier> {
-        std::env::var_os("NOTIFY_SOCKET").filter(|path| !path.is_empty())?;
+        let socket = std::env::var_os("NOTIFY_SOCKET").filter(|path| !path.is_empty())?;
         // sd-notify reads WATCHDOG_PID too: the ping is meant for the process systemd named,
         // not for a child that inherited the variables.
         let watchdog = sd_notify::watchdog_enabled().filter(|interval| !interval.is_zero());
-        Some(Notifier::new(Arc::new(sd_notify::notify), watchdog))
+        Some(Notifier::new(socket_sink(socket), watchdog))
     }
 
     fn new(sink: Sink, watchdog: Option<Duration>) -> Notifier {
@@ -55,26 +110,43 @@ impl Notifier {
         }
     }
 
+    /// A ping or a status line: a failure is logged once (they repeat).
     fn send(&self, states: &[NotifyState]) {
-        if let Err(error) = (self.sink)(states)
+        if let Err(error) = (self.sink)(states, PING_SEND_TIMEOUT)
             && !self.warned.swap(true, Ordering::Relaxed)
         {
             log::warn!("the service manager's socket refused a notification: {error}");
         }
     }
 
+    /// READY or STOPPING, sent once each: a failure is always logged, whatever pings logged.
+    fn send_state(&self, states: &[NotifyState], consequence: &str) {
+        if let Err(error) = (self.sink)(states, STATE_SEND_TIMEOUT) {
+            log::error!(
+                "the service manager's socket refused {}: {error}; {consequence}",
+                states.first().map_or_else(String::new, ToString::to_string)
+            );
+        }
+    }
+
     /// The listeners accept: systemd calls the service started.
     pub fn ready(&self, status: &str) {
-        self.send(&[
-            NotifyState::Ready,
-            NotifyState::Status(status),
-            NotifyState::MainPid(std::process::id()),
-        ]);
+        self.send_state(
+            &[
+                NotifyState::Ready,
+                NotifyState::Status(status),
+                NotifyState::MainPid(std::process::id()),
+            ],
+            "a Type=notify unit stays starting until systemd's start timeout ends it",
+        );
     }
 
     /// The drain has begun: systemd calls the service stopping, whoever asked.
     pub fn stopping(&self, status: &str) {
-        self.send(&[NotifyState::Stopping, NotifyState::Status(status)]);
+        self.send_state(
+            &[NotifyState::Stopping, NotifyState::Status(status)],
+            "the manager does not know the service is draining",
+        );
     }
 
     /// How often the manager expects a ping, when it watches.
@@ -143,7 +215,7 @@ mod tests {
     fn recorded(watchdog: Option<Duration>) -> (Notifier, mpsc::Receiver<String>) {
         let (sender, receiver) = mpsc::channel();
         let sender = std::sync::Mutex::new(sender);
-        let sink: Sink = Arc::new(move |states| {
+        let sink: Sink = Arc::new(move |states, _| {
             let lines: Vec<String> = states.iter().map(ToString::to_string).collect();
             let _ = sender.lock().unwrap().send(lines.join("\n"));
             Ok(())
@@ -163,13 +235,97 @@ mod tests {
         assert_eq!(messages.recv().unwrap(), "STOPPING=1\nSTATUS=draining");
     }
 
+    /// The manager's socket as `sd_notify(3)` names it: a path, or `@` and an abstract name;
+    /// each notification one datagram of `KEY=value` lines.
+    #[cfg(target_os = "linux")]
     #[test]
-    fn a_refused_notification_is_logged_once_and_not_retried() {
-        let sink: Sink = Arc::new(|_| Err(io::Error::from(io::ErrorKind::ConnectionRefused)));
+    fn notifications_reach_a_path_and_an_abstract_socket() {
+        use std::os::linux::net::SocketAddrExt;
+        use std::os::unix::net::SocketAddr;
+
+        let folder =
+            std::env::temp_dir().join(format!("partner-api-notify-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let path = folder.join("notify");
+        let _ = std::fs::remove_file(&path);
+        let by_path = UnixDatagram::bind(&path).unwrap();
+        let name = format!("partner-api-notify-{}", std::process::id());
+        let by_name =
+            UnixDatagram::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap())
+                .unwrap();
+        for (socket, manager) in [
+            (path.clone().into_os_string(), &by_path),
+            (OsString::from(format!("@{name}")), &by_name),
+        ] {
+            manager
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let notifier = Notifier::new(socket_sink(socket.clone()), None);
+            notifier.stopping("draining");
+            let mut buffer = [0; 256];
+            let received = manager.recv(&mut buffer).unwrap();
+            assert_eq!(
+                &buffer[..received],
+                b"STOPPING=1\nSTATUS=draining\n",
+                "{socket:?}"
+            );
+            assert!(!notifier.warned.load(Ordering::Relaxed));
+        }
+        std::fs::remove_dir_all(&folder).unwrap();
+    }
+
+    /// A manager that reads nothing: once its queue is full a notification fails after the
+    /// send deadline instead of holding the caller (start-up, the drain, the pings).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_full_socket_fails_the_notification_instead_of_holding_it() {
+        use std::os::linux::net::SocketAddrExt;
+
+        let name = format!("partner-api-full-{}", std::process::id());
+        let address = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+        let _manager = UnixDatagram::bind_addr(&address).unwrap();
+        let sink = socket_sink(OsString::from(format!("@{name}")));
+        let (done, outcome) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            // Bounded: the kernel queues a few hundred datagrams at most.
+            let failure =
+                (0..100_000).find_map(|_| sink(&[NotifyState::Watchdog], PING_SEND_TIMEOUT).err());
+            let _ = done.send(failure.map(|error| error.kind()));
+        });
+        let kind = outcome
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the sends end (each within the deadline)");
+        assert_eq!(kind, Some(io::ErrorKind::WouldBlock));
+    }
+
+    /// READY and STOPPING wait the longer deadline and a refusal of either is logged every
+    /// time (in `send_state`, not through `warned`); pings wait the short one and a refusal is
+    /// logged once.
+    #[test]
+    fn each_notification_waits_its_deadline_and_a_refused_ping_is_logged_once() {
+        let sent = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let record = Arc::clone(&sent);
+        let sink: Sink = Arc::new(move |states, deadline| {
+            record
+                .lock()
+                .unwrap()
+                .push((states[0].to_string(), deadline));
+            Err(io::Error::from(io::ErrorKind::ConnectionRefused))
+        });
         let notifier = Notifier::new(sink, None);
         notifier.ready("serving");
-        notifier.stopping("draining");
+        assert!(!notifier.warned.load(Ordering::Relaxed));
+        notifier.send(&[NotifyState::Watchdog]);
         assert!(notifier.warned.load(Ordering::Relaxed));
+        notifier.stopping("draining");
+        assert_eq!(
+            *sent.lock().unwrap(),
+            [
+                ("READY=1".to_owned(), STATE_SEND_TIMEOUT),
+                ("WATCHDOG=1".to_owned(), PING_SEND_TIMEOUT),
+                ("STOPPING=1".to_owned(), STATE_SEND_TIMEOUT),
+            ]
+        );
     }
 
     /// Pings while the worker beats, none while it is stalled (said once in STATUS), pings

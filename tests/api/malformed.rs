@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 
 use crate::helpers::TestApp;
-use crate::http2::{frame, h2_tls, next_frame, tls_app_with};
+use crate::http2::{frame, h2_tls, metric_samples, next_frame, tls_app_with};
 use crate::tls::TestPki;
 
 /// HEADERS (type 1), DATA (type 0) and RST_STREAM (type 3), and the flags that matter here.
@@ -17,8 +17,11 @@ const HEADERS: u8 = 0x1;
 const DATA: u8 = 0x0;
 const END_STREAM: u8 = 0x1;
 const END_HEADERS: u8 = 0x4;
-/// RFC 9113, 7: PROTOCOL_ERROR.
+/// CONTINUATION (type 9): the rest of a header block.
+const CONTINUATION: u8 = 0x9;
+/// RFC 9113, 7: PROTOCOL_ERROR and FLOW_CONTROL_ERROR.
 const PROTOCOL_ERROR: u32 = 0x1;
+const FLOW_CONTROL_ERROR: u32 = 0x3;
 
 /// What came back on stream 1: the response head's HPACK block, the body, whether any frame
 /// ended the stream, and the error code of the RST_STREAM that closed it.
@@ -79,11 +82,19 @@ async fn answer_to(frames: impl FnOnce(&TestApp) -> Vec<u8>) -> Answer {
 }
 
 fn preface_and(frames: Vec<u8>) -> Vec<u8> {
+    preface_with_settings_and(&[], frames)
+}
+
+/// The preface, a SETTINGS frame carrying `settings` (6 bytes each), then `frames`.
+fn preface_with_settings_and(settings: &[u8], frames: Vec<u8>) -> Vec<u8> {
     let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
-    wire.extend(frame(0x4, 0, 0, &[]));
+    wire.extend(frame(0x4, 0, 0, settings));
     wire.extend(frames);
     wire
 }
+
+/// SETTINGS_INITIAL_WINDOW_SIZE (4) 0: the client reads no response body until it says so.
+const NO_WINDOW: [u8; 6] = [0, 4, 0, 0, 0, 0];
 
 /// Reads stream 1 until it is reset, or until a second after a frame ended it (within 10 s in
 /// all), acknowledging the server's SETTINGS.
@@ -261,6 +272,147 @@ async fn a_pseudo_header_given_twice() {
     assert_answered_then_reset(&answer);
 }
 
+/// A HEAD found malformed in its first HEADERS: the answer keeps to HEAD (no body), then the
+/// reset. The stand-in that replaced the request used to be a GET, and the 400 carried a body.
+#[actix_web::test]
+async fn a_malformed_head_request_is_answered_without_a_body() {
+    let answer = answer_to(|app| {
+        request(&[
+            &field::indexed_name(2, "HEAD"),
+            field::HTTPS,
+            &field::path("/v1/ping"),
+            &authority(app),
+            &field::literal("te", "gzip"),
+        ])
+    })
+    .await;
+    assert_eq!(answer.reset, Some(PROTOCOL_ERROR), "{answer:?}");
+    assert_eq!(
+        answer.head_block.first(),
+        Some(&(0x80 | 12)),
+        "`:status 400`"
+    );
+    assert_eq!(answer.body, b"", "{answer:?}");
+    assert!(!answer.ended_by_a_frame, "{answer:?}");
+}
+
+/// RFC 9113, 8.3.1: every request but CONNECT has `:path`, with `:authority` or without. Without
+/// `:authority` the request used to be served with an empty path (a 404).
+#[actix_web::test]
+async fn a_request_without_a_path_is_answered_then_reset_even_without_an_authority() {
+    let answer = answer_to(|_| request(&[field::GET, field::HTTPS])).await;
+    assert_answered_then_reset(&answer);
+}
+
+/// A header block split across HEADERS and CONTINUATION where the first frame ends inside a
+/// field: a field before the split that makes the request malformed still does. The finding
+/// used to be lost with the split, the offending field dropped and the rest served as valid
+/// (the first of two `:path` fields won: 200 for `/v1/ping`).
+async fn split_block_answer(malformed: Vec<u8>) -> Answer {
+    answer_to(|app| {
+        let padding = field::literal("x-padding", "abcdef");
+        let mut first = [
+            field::GET,
+            field::HTTPS,
+            &field::path("/v1/ping"),
+            &authority(app),
+            &malformed,
+        ]
+        .concat();
+        // The first frame ends three bytes into the padding's value.
+        let split = padding.len() - 3;
+        first.extend(&padding[..split]);
+        let mut frames = headers(&first, END_STREAM);
+        frames.extend(frame(CONTINUATION, END_HEADERS, 1, &padding[split..]));
+        frames
+    })
+    .await
+}
+
+#[actix_web::test]
+async fn a_pseudo_header_given_twice_before_a_continuation() {
+    let answer = split_block_answer(field::path("/v1/other")).await;
+    assert_answered_then_reset(&answer);
+}
+
+#[actix_web::test]
+async fn a_connection_specific_field_before_a_continuation() {
+    let answer = split_block_answer(field::literal("connection", "close")).await;
+    assert_answered_then_reset(&answer);
+}
+
+/// A malformed request's answer held by a client that opens no window: when the send deadline
+/// gives up on it, the stream still ends in PROTOCOL_ERROR (it used to be CANCEL).
+#[actix_web::test]
+async fn an_answer_the_client_does_not_read_still_ends_in_protocol_error() {
+    let pki = TestPki::new("h2-malformed-held");
+    let app = tls_app_with(&pki, |config| config.send_timeout_secs = 1).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    let block = [
+        field::GET,
+        field::HTTPS,
+        &field::path("/v1/ping"),
+        &authority(&app),
+        &field::literal("te", "gzip"),
+    ]
+    .concat();
+    tls.write_all(&preface_with_settings_and(
+        &NO_WINDOW,
+        headers(&block, END_HEADERS | END_STREAM),
+    ))
+    .await
+    .unwrap();
+    let answer = read_answer(&mut tls).await;
+    assert_eq!(answer.reset, Some(PROTOCOL_ERROR), "{answer:?}");
+    assert_eq!(
+        answer.head_block.first(),
+        Some(&(0x80 | 12)),
+        "`:status 400`"
+    );
+    assert_eq!(answer.body, b"", "no window, no body");
+    assert!(!answer.ended_by_a_frame, "{answer:?}");
+}
+
+/// Until its reset, a malformed request's body is not read but still spends the stream's
+/// window (1 MiB): a client whose answer waits could otherwise make the server read and
+/// discard data at line rate until the send deadline. Past the window the stream is reset
+/// with FLOW_CONTROL_ERROR, long before that deadline (60 s here).
+#[actix_web::test]
+async fn a_malformed_request_body_is_held_to_its_stream_window() {
+    let pki = TestPki::new("h2-malformed-window");
+    let app = tls_app_with(&pki, |config| config.send_timeout_secs = 60).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    let block = [
+        field::POST,
+        field::HTTPS,
+        &field::path("/v1/ping"),
+        &authority(&app),
+        &field::literal("te", "gzip"),
+    ]
+    .concat();
+    tls.write_all(&preface_with_settings_and(
+        &NO_WINDOW,
+        headers(&block, END_HEADERS),
+    ))
+    .await
+    .unwrap();
+    // The server has read the preface and opened its connection window before the body.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let chunk = vec![b'x'; 16_384];
+    // 65 frames of 16 KiB: one more than the stream's 1 MiB window, within the 2 MiB the
+    // connection's window gives (the discarded bytes are given back to it).
+    for _ in 0..65 {
+        tls.write_all(&frame(DATA, 0, 1, &chunk)).await.unwrap();
+    }
+    let answer = read_answer(&mut tls).await;
+    assert_eq!(answer.reset, Some(FLOW_CONTROL_ERROR), "{answer:?}");
+    assert_eq!(
+        answer.head_block.first(),
+        Some(&(0x80 | 12)),
+        "`:status 400`"
+    );
+}
+
 /// Trailers must end the stream (RFC 9113, 8.1): a second HEADERS without END_STREAM makes
 /// the request malformed. The request itself was well formed and handed over; found malformed
 /// before the service took it, it is answered as a malformed request, not by the endpoint.
@@ -368,10 +520,17 @@ async fn a_body_found_malformed_while_its_endpoint_reads_it() {
     );
     let json: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
     assert_eq!(json["error"]["type"], "invalid_request_error");
+    assert_eq!(json["error"]["code"], "request_invalid");
     assert!(
         json["error"]["request_id"]
             .as_str()
             .unwrap()
             .starts_with("req_")
+    );
+    // The endpoint answered it (a request answered as malformed never reaches the service,
+    // so it would not be counted under its route).
+    assert_eq!(
+        metric_samples(&app, "partner_api_http_requests_total{route=\"/test/echo\"").await,
+        [r#"partner_api_http_requests_total{route="/test/echo",method="POST",status="400"} 1"#]
     );
 }

@@ -213,12 +213,37 @@ pub struct CertificateStatus {
     pub refused: u64,
 }
 
-/// The `notAfter` of the leaf certificate, as a Unix time.
-fn expiry(pair: &CertifiedKey) -> Option<i64> {
+/// The `notAfter` of the leaf certificate, as a Unix time; `None`, said in a warning, when it
+/// cannot be read. rustls serves a certificate without parsing it, while x509-cert reads
+/// strict DER (a serial number over 20 bytes, which RFC 5280 forbids, or a BER quirk of some
+/// private CAs fails it): such a certificate is served, but has no expiry metric, so the
+/// expiry alert cannot fire for it, and the operator must hear that.
+fn expiry(pair: &CertifiedKey, cert_path: &Path) -> Option<i64> {
+    let read = pair
+        .cert
+        .first()
+        .ok_or_else(|| "the file holds no certificate".to_owned())
+        .and_then(|leaf| not_after(leaf));
+    match read {
+        Ok(at) => Some(at),
+        Err(why) => {
+            log::warn!(
+                "the expiry of the certificate in {} cannot be read ({why}): it is served, \
+                 but partner_api_tls_certificate_expiry_timestamp_seconds is absent and no \
+                 expiry alert can fire for it",
+                cert_path.display()
+            );
+            None
+        }
+    }
+}
+
+/// A DER certificate's `notAfter`, as a Unix time.
+fn not_after(der: &[u8]) -> Result<i64, String> {
     use x509_cert::der::Decode;
-    let certificate = x509_cert::Certificate::from_der(pair.cert.first()?).ok()?;
+    let certificate = x509_cert::Certificate::from_der(der).map_err(|error| error.to_string())?;
     let not_after = certificate.tbs_certificate().validity().not_after;
-    i64::try_from(not_after.to_unix_duration().as_secs()).ok()
+    i64::try_from(not_after.to_unix_duration().as_secs()).map_err(|error| error.to_string())
 }
 
 fn unix_now() -> i64 {
@@ -242,7 +267,7 @@ impl CertificateStore {
         let stamps = [stamp(cert_path), stamp(key_path)];
         let pair = load_pair(cert_path, key_path)?;
         let status = CertificateStatus {
-            expires_at: expiry(&pair),
+            expires_at: expiry(&pair, cert_path),
             loaded_at: unix_now(),
             ..CertificateStatus::default()
         };
@@ -269,7 +294,7 @@ impl CertificateStore {
         let mut status = self.status.lock().unwrap_or_else(|e| e.into_inner());
         match loaded {
             Ok(pair) => {
-                status.expires_at = expiry(&pair);
+                status.expires_at = expiry(&pair, &self.cert_path);
                 status.loaded_at = unix_now();
                 status.reloaded += 1;
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(pair);
@@ -356,6 +381,22 @@ mod tests {
         let path = dir.join(name);
         fs::write(&path, contents).unwrap();
         path
+    }
+
+    /// The expiry is read from the leaf as written; a certificate x509-cert cannot read has
+    /// none (and a warning), rather than a wrong one.
+    #[test]
+    fn the_expiry_is_the_leafs_not_after() {
+        let mut params = rcgen::CertificateParams::new(vec!["expiry.test".to_owned()]).unwrap();
+        params.not_after = rcgen::date_time_ymd(2031, 5, 17);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let certificate = params.self_signed(&key).unwrap();
+        assert_eq!(not_after(certificate.der()), Ok(1_936_742_400));
+        // RFC 5280 allows serial numbers of 20 bytes at most; x509-cert refuses longer ones.
+        params.serial_number = Some(rcgen::SerialNumber::from_slice(&[0x11; 24]));
+        let long_serial = params.self_signed(&key).unwrap();
+        assert!(not_after(long_serial.der()).is_err());
+        assert!(not_after(b"not a certificate").is_err());
     }
 
     fn pair(name: &str) -> (String, String) {

@@ -141,10 +141,13 @@ where
                     if let Some(status) = rejected {
                         if let Some(respond) = this.config.h1_error_response() {
                             let res = respond.respond(status, this.peer_addr);
+                            // HEAD's answer has no body (`h2` gives a stand-in the method the
+                            // client sent, where it had one).
+                            let head_req = parts.method == Method::HEAD;
                             drop(body);
                             let config = this.config.clone();
                             tokio::task::spawn_local(async move {
-                                let _ = handle_response(res, tx, config, false).await;
+                                let _ = handle_response(res, tx, config, head_req).await;
                             });
                             continue;
                         }

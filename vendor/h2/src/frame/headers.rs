@@ -94,6 +94,11 @@ struct HeaderBlock {
     /// Set to true if decoding went over the max header list size.
     is_over_size: bool,
 
+    /// Set to true once a field that makes the block malformed was decoded: a block split
+    /// across CONTINUATION frames is loaded frame by frame, and a field seen in an earlier
+    /// part must still make the whole block malformed.
+    has_malformed_field: bool,
+
     /// Set to true when the block is malformed (a connection-specific field, `te` other than
     /// `trailers`, a pseudo-header after a regular one or twice) and the frame is handed on,
     /// marked, instead of failing (see `Headers::mark_malformed`).
@@ -127,6 +132,7 @@ impl Headers {
                 field_size: calculate_headermap_size(&fields),
                 fields,
                 is_over_size: false,
+                has_malformed_field: false,
                 is_malformed: false,
                 pseudo,
             },
@@ -145,6 +151,7 @@ impl Headers {
                 field_size: calculate_headermap_size(&fields),
                 fields,
                 is_over_size: false,
+                has_malformed_field: false,
                 is_malformed: false,
                 pseudo: Pseudo::default(),
             },
@@ -211,6 +218,7 @@ impl Headers {
                 fields: HeaderMap::new(),
                 field_size: 0,
                 is_over_size: false,
+                has_malformed_field: false,
                 is_malformed: false,
                 pseudo: Pseudo::default(),
             },
@@ -263,6 +271,11 @@ impl Headers {
     /// Whether the block was marked malformed (see `mark_malformed`).
     pub fn is_malformed(&self) -> bool {
         self.header_block.is_malformed
+    }
+
+    /// The request's `:method`, when the block had one.
+    pub fn method(&self) -> Option<&Method> {
+        self.header_block.pseudo.method.as_ref()
     }
 
     pub fn into_parts(self) -> (Pseudo, HeaderMap) {
@@ -380,6 +393,7 @@ impl PushPromise {
                 field_size: calculate_headermap_size(&fields),
                 fields,
                 is_over_size: false,
+                has_malformed_field: false,
                 is_malformed: false,
                 pseudo,
             },
@@ -472,6 +486,7 @@ impl PushPromise {
                 fields: HeaderMap::new(),
                 field_size: 0,
                 is_over_size: false,
+                has_malformed_field: false,
                 is_malformed: false,
                 pseudo: Pseudo::default(),
             },
@@ -946,12 +961,15 @@ impl HeaderBlock {
             }
         });
 
+        // Kept before any error: `NeedMore` only means the block goes on in the next frame.
+        self.has_malformed_field |= malformed;
+
         if let Err(e) = res {
             tracing::trace!("hpack decoding error; err={:?}", e);
             return Err(e.into());
         }
 
-        if malformed {
+        if self.has_malformed_field {
             tracing::trace!("malformed message");
             return Err(Error::MalformedMessage);
         }

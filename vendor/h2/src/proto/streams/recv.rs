@@ -226,7 +226,7 @@ impl Recv {
             if counts.peer().is_server() && is_initial && self.deliver_rejected_requests {
                 // Handed to the server, marked, with stand-ins for what was not kept: it
                 // answers the request in its own words (a bare 431 has no body).
-                self.deliver_stand_in(stream, crate::ext::HeaderListTooLarge);
+                self.deliver_stand_in(stream, crate::ext::HeaderListTooLarge, http::Method::GET);
                 return Ok(());
             }
             return if counts.peer().is_server() && is_initial {
@@ -281,15 +281,16 @@ impl Recv {
         Ok(())
     }
 
-    /// Queues a stand-in request (`GET /`, no fields) marked with `mark` on a new stream, for
-    /// the server to answer a request this crate could not hand over as it came.
-    fn deliver_stand_in<T>(&mut self, stream: &mut store::Ptr, mark: T)
+    /// Queues a stand-in request (`method` `/`, no fields) marked with `mark` on a new stream,
+    /// for the server to answer a request this crate could not hand over as it came (the
+    /// method the client sent, where it is known, so that a HEAD's answer has no body).
+    fn deliver_stand_in<T>(&mut self, stream: &mut store::Ptr, mark: T, method: http::Method)
     where
         T: Clone + std::marker::Send + std::marker::Sync + 'static,
     {
         let request = Request::builder()
             .version(http::Version::HTTP_2)
-            .method(http::Method::GET)
+            .method(method)
             .uri("/")
             .extension(mark)
             .body(())
@@ -311,12 +312,12 @@ impl Recv {
 
     /// A server's request found malformed (RFC 9113, 8.1.1) once its stream is open, with the
     /// server answering such requests itself: a request not handed over yet is replaced with a
-    /// stand-in; one handed over is marked, the rest of it ignored (`recv_data`, trailers) and
+    /// stand-in whose method is `stand_in`; one handed over is marked, the rest of it ignored (`recv_data`, trailers) and
     /// its body's reader told (`schedule_recv`). The caller resets the stream after the
     /// response (`StreamRef::send_*`, `maybe_cancel`).
-    pub fn mark_malformed(&mut self, stream: &mut store::Ptr, is_initial: bool) {
-        if is_initial {
-            self.deliver_stand_in(stream, crate::ext::MalformedRequest);
+    pub fn mark_malformed(&mut self, stream: &mut store::Ptr, stand_in: Option<http::Method>) {
+        if let Some(method) = stand_in {
+            self.deliver_stand_in(stream, crate::ext::MalformedRequest, method);
         }
         stream.is_malformed_request = true;
         stream.notify_recv();
@@ -671,6 +672,26 @@ impl Recv {
                 "recv_data; frame ignored on locally reset {:?} for some time",
                 stream.id,
             );
+            if stream.is_malformed_request
+                && !stream.state.is_local_error()
+                && stream.state.is_recv_streaming()
+            {
+                // Until its reset, a malformed request's ignored body still spends its stream
+                // window, which is never given back: a client whose answer waits cannot make
+                // the server read and discard data at line rate.
+                // As for a body that is read: the connection's window first; on a stream
+                // error the caller gives the frame's connection capacity back.
+                self.consume_connection_window(sz)?;
+                if stream.recv_flow.window_size() < sz {
+                    return Err(Error::library_reset(stream.id, Reason::FLOW_CONTROL_ERROR));
+                }
+                stream
+                    .recv_flow
+                    .send_data(sz)
+                    .map_err(proto::Error::library_go_away)?;
+                self.release_connection_capacity(sz, &mut None);
+                return Ok(());
+            }
             return self.ignore_data(sz);
         }
 

@@ -484,6 +484,7 @@ impl Inner {
             );
 
             let res = if stream.state.is_recv_headers() {
+                let method = frame.method().cloned().unwrap_or(http::Method::GET);
                 match actions.recv.recv_headers(frame, stream, counts) {
                     Ok(()) => Ok(()),
                     Err(RecvHeaderBlockError::Oversize(resp)) => {
@@ -506,7 +507,7 @@ impl Inner {
                         }
                     },
                     Err(RecvHeaderBlockError::State(err)) => {
-                        actions.answer_malformed(stream, counts, Err(err), true)
+                        actions.answer_malformed(stream, counts, Err(err), Some(method))
                     }
                 }
             } else {
@@ -515,16 +516,16 @@ impl Inner {
                     // message. Malformed messages are a stream error.
                     proto_err!(stream: "recv_headers: trailers frame was not EOS; stream={:?}", stream.id);
                     let err = Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
-                    return actions.answer_malformed(stream, counts, err, false);
+                    return actions.answer_malformed(stream, counts, err, None);
                 }
                 if frame.is_malformed() {
                     proto_err!(stream: "malformed trailers; stream={:?}", stream.id);
                     let err = Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
-                    return actions.answer_malformed(stream, counts, err, false);
+                    return actions.answer_malformed(stream, counts, err, None);
                 }
 
                 let res = actions.recv.recv_trailers(frame, stream);
-                actions.answer_malformed(stream, counts, res, false)
+                actions.answer_malformed(stream, counts, res, None)
             };
 
             actions.reset_on_recv_stream_err(send_buffer, stream, counts, res)
@@ -624,7 +625,7 @@ impl Inner {
                     .recv
                     .release_connection_capacity(sz as WindowSize, &mut None);
             }
-            let res = actions.answer_malformed(stream, counts, res, false);
+            let res = actions.answer_malformed(stream, counts, res, None);
             actions.reset_on_recv_stream_err(send_buffer, stream, counts, res)
         })
     }
@@ -1181,6 +1182,13 @@ impl<B> StreamRef<B> {
         let me = &mut *me;
 
         let stream = me.store.resolve(self.opaque.key);
+        // A malformed request's stream ends in PROTOCOL_ERROR whoever ends it: the server
+        // giving up on a response the client does not read included.
+        let reason = if stream.is_malformed_request {
+            Reason::PROTOCOL_ERROR
+        } else {
+            reason
+        };
         let mut send_buffer = self.send_buffer.inner.lock().unwrap();
         let send_buffer = &mut *send_buffer;
 
@@ -1683,13 +1691,14 @@ impl Actions {
     /// the request is marked (or, found malformed in its first HEADERS, replaced with a
     /// stand-in) for the server to answer, and the stream is reset after the response (RFC
     /// 9113, 8.1.1), at once if the response is already complete. It counts as the local error
-    /// reset it stands for. Any other result is returned as it came.
+    /// reset it stands for. `stand_in` is the stand-in's method, for a request found
+    /// malformed in its first HEADERS. Any other result is returned as it came.
     fn answer_malformed(
         &mut self,
         stream: &mut store::Ptr,
         counts: &mut Counts,
         res: Result<(), Error>,
-        is_initial: bool,
+        stand_in: Option<http::Method>,
     ) -> Result<(), Error> {
         match res {
             Err(Error::Reset(_, Reason::PROTOCOL_ERROR, Initiator::Library))
@@ -1708,7 +1717,7 @@ impl Actions {
                     ));
                 }
                 counts.inc_num_local_error_resets();
-                self.recv.mark_malformed(stream, is_initial);
+                self.recv.mark_malformed(stream, stand_in);
                 if stream.state.is_send_closed() {
                     self.send.schedule_implicit_reset(
                         stream,
