@@ -55,8 +55,9 @@ fn host_invalid() -> ApiError {
 /// `uri-host [ ":" port ]` (RFC 3986, 3.2.2 and 3.2.3): an IP literal in brackets, or a
 /// registered name or IPv4 address of unreserved characters, percent-encodings and
 /// sub-delimiters; the port all digits. An empty value is allowed (RFC 9112, 3.2: a request
-/// whose target has no authority sends `Host` empty).
-fn is_host(value: &[u8]) -> bool {
+/// whose target has no authority sends `Host` empty). `doc_url` links ([`super::origin`])
+/// echo only a `Host` this accepts: a request refused for its `Host` is never pointed at it.
+pub(super) fn is_host(value: &[u8]) -> bool {
     let (host, port) = match value.strip_prefix(b"[") {
         Some(literal) => match literal.iter().position(|byte| *byte == b']') {
             Some(end) => {

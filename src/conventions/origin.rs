@@ -30,6 +30,16 @@ impl DocLinks {
         DocLinks::Fixed { base }
     }
 
+    /// The origin the served OpenAPI documents name: the configured public URL, else the
+    /// listener's own (`http://127.0.0.1:8080` for a local run). Never a request's `Host`: a
+    /// document is the same for every client and cacheable.
+    pub fn document_origin(&self) -> Arc<str> {
+        match self {
+            DocLinks::Fixed { base } => Arc::clone(base),
+            DocLinks::OwnOrigin { listening, .. } => Arc::clone(listening),
+        }
+    }
+
     /// The configured public URL, when there is one.
     pub fn configured(&self) -> Option<&str> {
         match self {
@@ -65,10 +75,13 @@ impl DocLinks {
                 scheme_prefix,
                 listening,
             } => {
-                // Only a plain host[:port] is echoed; anything else falls back to our address.
+                // Only a plain host[:port] that addressing accepts is echoed (one reading of
+                // `Host`: a value refused with a 400 is never linked to); anything else falls
+                // back to our address.
                 let host = host
                     .filter(|host| {
                         !host.is_empty()
+                            && super::addressing::is_host(host)
                             && host
                                 .iter()
                                 .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(byte))
@@ -104,6 +117,16 @@ mod tests {
             base.resolve(Some(b"evil.test/path?x"), None).to_string(),
             "http://127.0.0.1:8080"
         );
+        // Characters a host may have, but a port out of range or a colon too many: refused
+        // with a 400 by addressing, so never echoed.
+        for refused in [&b"evil.example:99999"[..], b"evil.example:80:80", b"[::1"] {
+            assert_eq!(
+                base.resolve(Some(refused), None).to_string(),
+                "http://127.0.0.1:8080",
+                "{}",
+                String::from_utf8_lossy(refused)
+            );
+        }
         assert_eq!(
             base.resolve(None, None).to_string(),
             "http://127.0.0.1:8080"

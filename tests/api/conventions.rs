@@ -86,6 +86,30 @@ async fn doc_url_follows_the_host_the_client_addressed() {
     );
 }
 
+/// A `Host` refused with a 400 is not echoed into the answer's `doc_url`: the link names the
+/// listener's own origin. It used to name `http://evil.example:99999`.
+#[actix_web::test]
+async fn doc_url_never_echoes_a_refused_host() {
+    let app = spawn_app().await;
+    let response = app
+        .send(
+            app.request("GET", "/v1/ping")
+                .header("host", "evil.example:99999"),
+        )
+        .await;
+    assert_error_at(
+        &response,
+        ExpectedError::invalid_request(
+            400,
+            "request_invalid",
+            "The request must have one Host header holding a host name or address, with an \
+             optional port.",
+            None,
+        ),
+        &format!("http://{}", app.local_addr),
+    );
+}
+
 /// A docs base URL as the command line would parse it.
 fn parse_base_url(url: &str) -> partner_api::server::config::BaseUrl {
     use clap::Parser;
