@@ -36,6 +36,19 @@ pub const REFERENCE_PATH: &str = "/docs/";
 /// Answers with a redirect to [`REFERENCE_PATH`], whose files are addressed relative to it.
 const REFERENCE_REDIRECT_PATH: &str = "/docs";
 
+/// Paths a reader may type or be linked to with a slash too many or too few, each with where
+/// it is permanently redirected: relative, so that a path prefix a proxy adds is kept.
+const REDIRECTS: [(&str, &str); 3] = [
+    (REFERENCE_REDIRECT_PATH, "docs/"),
+    ("/docs/errors/", "../errors"),
+    ("/docs/changelog/", "../changelog"),
+];
+
+/// The service's root, which holds no resource: a browser (one that asks for HTML) is sent
+/// to the reference; an API client still gets the JSON 404 of any unknown path. Not in
+/// [`PATHS`]: for every other method and reader it is no route at all.
+pub const ROOT_PATH: &str = "/";
+
 /// The Swagger UI files the reference page loads, by their names in the vendored distribution.
 const SWAGGER_UI_FILES: [&str; 3] = [
     "swagger-ui.css",
@@ -45,12 +58,14 @@ const SWAGGER_UI_FILES: [&str; 3] = [
 
 /// Every path served here; each answers `GET` and `HEAD` (for the route table's 405 answers,
 /// the metrics labels and the test that walks every route).
-pub const PATHS: [&str; 13] = [
+pub const PATHS: [&str; 15] = [
     DOCUMENT_JSON_PATH,
     DOCUMENT_YAML_PATH,
     OAS30_JSON_PATH,
     OAS30_YAML_PATH,
     REFERENCE_REDIRECT_PATH,
+    "/docs/errors/",
+    "/docs/changelog/",
     REFERENCE_PATH,
     ERRORS_PATH,
     CHANGELOG_PATH,
@@ -71,14 +86,15 @@ pub const PATHS: [&str; 13] = [
 /// for it there, while its worker goes on.
 #[derive(Clone, Default)]
 pub struct Docs {
-    /// The origin partners reach the service at, when configured: the served documents name
-    /// it as their server's default.
+    /// The origin the served documents name as their server: the configured public URL, or
+    /// the listener's own origin (never one a request named: the documents are cached).
+    /// `None` only where no server runs: the committed document's placeholder.
     public_origin: Option<Arc<str>>,
     files: Arc<OnceLock<HashMap<&'static str, StaticFile>>>,
 }
 
 impl Docs {
-    /// The documentation of a server reached at `public_origin`, when it is known.
+    /// The documentation of a server reached at `public_origin`.
     pub fn new(public_origin: Option<Arc<str>>) -> Docs {
         Docs {
             public_origin,
@@ -198,17 +214,37 @@ fn render_files(public_origin: Option<&str>) -> HashMap<&'static str, StaticFile
 /// Mounts every path of [`PATHS`], served from `docs`.
 pub fn register(config: &mut web::ServiceConfig, docs: &Docs) {
     let get_or_head = || guard::Any(guard::Get()).or(guard::Head());
+    for (path, location) in REDIRECTS {
+        config.service(
+            web::resource(path)
+                .guard(get_or_head())
+                .to(move || async move {
+                    HttpResponse::PermanentRedirect()
+                        .insert_header((header::LOCATION, location))
+                        .finish()
+                }),
+        );
+    }
     config.service(
-        web::resource(REFERENCE_REDIRECT_PATH)
+        web::resource(ROOT_PATH)
             .guard(get_or_head())
+            .guard(guard::fn_guard(|context| {
+                context
+                    .head()
+                    .headers()
+                    .get(header::ACCEPT)
+                    .and_then(|accept| accept.to_str().ok())
+                    .is_some_and(asks_for_html)
+            }))
             .to(|| async {
-                HttpResponse::PermanentRedirect()
+                HttpResponse::Found()
                     .insert_header((header::LOCATION, "docs/"))
+                    .insert_header((header::VARY, "Accept"))
                     .finish()
             }),
     );
     for path in PATHS {
-        if path == REFERENCE_REDIRECT_PATH {
+        if REDIRECTS.iter().any(|(redirected, _)| *redirected == path) {
             continue;
         }
         let docs = docs.clone();
@@ -229,19 +265,55 @@ pub fn register(config: &mut web::ServiceConfig, docs: &Docs) {
     }
 }
 
+/// Whether an `Accept` value names `text/html` with a weight above zero: what browsers send
+/// for a page, and API clients (`*/*`, `application/json`) do not.
+fn asks_for_html(accept: &str) -> bool {
+    accept.split(',').any(|range| {
+        let mut parts = range.split(';').map(str::trim);
+        parts
+            .next()
+            .is_some_and(|media| media.eq_ignore_ascii_case("text/html"))
+            && parts.all(|parameter| {
+                !parameter.split_once('=').is_some_and(|(name, weight)| {
+                    name.trim().eq_ignore_ascii_case("q")
+                        && weight.trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
+                })
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn every_path_but_the_redirect_has_its_file() {
+    fn browsers_ask_for_html_and_api_clients_do_not() {
+        for browser in [
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+            "text/html",
+            "TEXT/HTML; q=0.5",
+        ] {
+            assert!(asks_for_html(browser), "{browser}");
+        }
+        for client in [
+            "*/*",
+            "application/json",
+            "text/html;q=0",
+            "text/plain, */*",
+        ] {
+            assert!(!asks_for_html(client), "{client}");
+        }
+    }
+
+    #[test]
+    fn every_path_but_the_redirects_has_its_file() {
         let files = render_files(None);
         for path in PATHS {
-            if path != REFERENCE_REDIRECT_PATH {
+            if !REDIRECTS.iter().any(|(redirected, _)| *redirected == path) {
                 assert!(files.contains_key(path), "no file for {path}");
             }
         }
-        assert_eq!(files.len(), PATHS.len() - 1);
+        assert_eq!(files.len(), PATHS.len() - REDIRECTS.len());
     }
 
     #[test]

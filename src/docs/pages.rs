@@ -122,6 +122,10 @@ pub fn reference_page() -> String {
          <em>Execute</em> to call it from this page; the curl command for the same request \
          appears under it. Errors are explained in <a href=\"errors\">Errors</a>, changes in \
          <a href=\"changelog\">the changelog</a>.</p>\n</header>\n\
+         <noscript><p class=\"noscript\">This interactive reference needs JavaScript. Without \
+         it, read the contract itself, <a href=\"../openapi/v1.yaml\">OpenAPI 3.1 (YAML)</a> \
+         or <a href=\"../openapi/v1.json\">JSON</a>, the <a href=\"errors\">errors</a> and \
+         the <a href=\"changelog\">changelog</a>.</p></noscript>\n\
          <div id=\"swagger-ui\"></div>\n\
          <script src=\"swagger-ui-bundle.js\"></script>\n\
          <script src=\"reference.js\"></script>\n</body>\n</html>\n"

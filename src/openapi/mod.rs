@@ -11,13 +11,12 @@ mod components;
 mod deprecation;
 pub mod oas30;
 pub mod releases;
-
-use std::collections::BTreeMap;
+mod yaml;
 
 use actix_web::App;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::Response;
-use utoipa::openapi::server::{Server, ServerVariableBuilder};
+use utoipa::openapi::server::Server;
 use utoipa::openapi::tag::{Tag, TagBuilder};
 use utoipa::openapi::{Components, Info, OpenApi, RefOr};
 use utoipa::{PartialSchema, ToSchema};
@@ -67,9 +66,10 @@ pub fn document_with<C: ?Sized>(extra: &Endpoints<C>) -> OpenApi {
     complete(registered, &deprecations, &tags)
 }
 
-/// The document as YAML: the content of `openapi/v1.yaml`.
+/// The document as YAML: the content of `openapi/v1.yaml` (dates and YAML 1.1's booleans
+/// quoted, [`yaml`]).
 pub fn to_yaml(document: &OpenApi) -> String {
-    document.to_yaml().expect("the document serializes")
+    yaml::quoted_for_yaml11(&document.to_yaml().expect("the document serializes"))
 }
 
 /// The document as pretty-printed JSON, with a final newline.
@@ -132,30 +132,22 @@ fn drop_unused_responses(api: &mut OpenApi) {
 }
 
 /// The document as served by a server whose partners reach it at `origin`: the same, with
-/// `origin` as its server's default, so that a client generated from the served document
-/// calls the right host without being told.
+/// `origin` in its server's URL, so that a client generated from the served document calls
+/// the right host without being told.
 pub fn for_origin(mut document: OpenApi, origin: &str) -> OpenApi {
     document.servers = Some(vec![server(origin)]);
     document
 }
 
-/// The one server: `{origin}/v1`, with `origin` a variable whose default is `default_origin`.
-/// Absolute, because a relative server URL leaves a generated client with no host at all
-/// (openapi-generator's `typescript-axios` fails with `ERR_INVALID_URL`; Go's defaults to
-/// `/v1`).
-fn server(default_origin: &str) -> Server {
-    let mut server = Server::new(format!("{{origin}}{API_PREFIX}"));
+/// The one server: `<origin>/v1`, one concrete absolute URL. Absolute, because a relative
+/// server URL leaves a generated client with no host at all (openapi-generator's
+/// `typescript-axios` fails with `ERR_INVALID_URL`; Go's defaults to `/v1`); without server
+/// variables, because generators' defaults ignore them (hey-api and openapi-fetch called
+/// `/ping`; openapi-python-client left the origin and `/v1` to the caller). The committed
+/// document names [`EXAMPLE_ORIGIN`], a placeholder the served one replaces.
+fn server(origin: &str) -> Server {
+    let mut server = Server::new(format!("{origin}{API_PREFIX}"));
     server.description = Some("partner-api, version 1".to_owned());
-    server.variables = Some(BTreeMap::from([(
-        "origin".to_owned(),
-        ServerVariableBuilder::new()
-            .default_value(default_origin)
-            .description(Some(
-                "The scheme and host your partner agreement names, e.g. \
-                 `https://api.example.com`.",
-            ))
-            .build(),
-    )]));
     server
 }
 
@@ -335,22 +327,26 @@ fn document_head(item: &mut PathItem, names_a_resource: bool) {
 mod tests {
     use super::*;
 
-    /// A client generated with its defaults calls an absolute URL; a served document names the
-    /// configured origin.
+    /// A client generated with its defaults calls one absolute URL, with no variable to fill;
+    /// a served document names the origin it is served for.
     #[test]
-    fn the_server_is_absolute_with_the_origin_a_variable() {
+    fn the_server_is_one_absolute_url() {
         let document = serde_json::to_value(document()).unwrap();
-        let server = &document["servers"][0];
-        assert_eq!(server["url"], "{origin}/v1");
-        assert_eq!(server["variables"]["origin"]["default"], EXAMPLE_ORIGIN);
+        assert_eq!(
+            document["servers"],
+            serde_json::json!([{
+                "url": "https://api.example.com/v1",
+                "description": "partner-api, version 1",
+            }])
+        );
         let served = serde_json::to_value(for_origin(
             super::document(),
             "https://partners.example.test",
         ))
         .unwrap();
         assert_eq!(
-            served["servers"][0]["variables"]["origin"]["default"],
-            "https://partners.example.test"
+            served["servers"][0]["url"],
+            "https://partners.example.test/v1"
         );
     }
 }

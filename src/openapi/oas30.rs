@@ -22,7 +22,9 @@ pub fn convert(document: &OpenApi) -> Value {
 
 /// The rendition as YAML: the content of `openapi/v1.oas30.yaml`.
 pub fn to_yaml(document: &OpenApi) -> String {
-    yaml_serde::to_string(&convert(document)).expect("the rendition serializes")
+    super::yaml::quoted_for_yaml11(
+        &yaml_serde::to_string(&convert(document)).expect("the rendition serializes"),
+    )
 }
 
 /// The rendition as pretty-printed JSON, with a final newline.

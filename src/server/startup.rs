@@ -273,6 +273,9 @@ impl Application {
         let (listener, local_addr) = listen(config.bind)?;
         let admin_listener = config.admin_bind.0.map(listen).transpose()?;
         warn_if_every_peer_is_trusted(config);
+        if let Some(warning) = public_url_warning(config.public_url.is_some(), local_addr) {
+            log::warn!("{warning}");
+        }
         let shared = Shared::build(
             config,
             local_addr,
@@ -449,6 +452,19 @@ fn warn_if_every_peer_is_trusted(config: &ServerConfig) {
     }
 }
 
+/// Without `--public-url` the served OpenAPI documents and `doc_url` links name the
+/// listener's own origin: right for a local run, but a service listening beyond loopback is
+/// reached by another name, which only the operator knows. Said at start.
+fn public_url_warning(configured: bool, local_addr: SocketAddr) -> Option<String> {
+    (!configured && !local_addr.ip().is_loopback()).then(|| {
+        format!(
+            "listening on {local_addr} without --public-url: the served OpenAPI documents name \
+             the server {local_addr} and clients generated from them call it; set \
+             --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
+        )
+    })
+}
+
 impl Shared {
     /// Builds, once and outside the per-worker factory, what all workers share: the limiter
     /// and its store, the watchdog (its monitor started), the connection ceiling, the metrics
@@ -532,7 +548,7 @@ fn app_settings<X: ?Sized>(
             stall: config.body_timeout(),
         },
         api: web::Data::new(ApiContext::new()),
-        docs: Docs::new(public_url),
+        docs: Docs::new(Some(shared.doc_links.document_origin())),
     }
 }
 
@@ -772,5 +788,29 @@ mod tests {
             .map_while(|_| TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok())
             .collect();
         assert_eq!(connected.len(), 300);
+    }
+
+    /// Beyond loopback without `--public-url`, the served documents name an address partners
+    /// may not reach: a warning. On loopback, or with the URL set, none.
+    #[test]
+    fn a_public_listener_without_a_public_url_is_warned_about() {
+        let everywhere: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        assert_eq!(
+            public_url_warning(false, everywhere).as_deref(),
+            Some(
+                "listening on 0.0.0.0:8080 without --public-url: the served OpenAPI documents \
+                 name the server 0.0.0.0:8080 and clients generated from them call it; set \
+                 --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
+            )
+        );
+        assert_eq!(public_url_warning(true, everywhere), None);
+        assert_eq!(
+            public_url_warning(false, "127.0.0.1:8080".parse().unwrap()),
+            None
+        );
+        assert_eq!(
+            public_url_warning(false, "[::1]:8080".parse().unwrap()),
+            None
+        );
     }
 }

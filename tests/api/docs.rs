@@ -7,7 +7,7 @@ use std::io::Read as _;
 use partner_api::docs::{self, CONTENT_SECURITY_POLICY};
 use partner_api::openapi;
 
-use crate::helpers::{TestApp, TestResponse, spawn_app, spawn_app_with};
+use crate::helpers::{ExpectedError, TestApp, TestResponse, spawn_app, spawn_app_with};
 
 const OAS30_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/v1.oas30.yaml");
 const CHANGELOG_RECORD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi/changelog.json");
@@ -107,6 +107,20 @@ async fn the_reference_names_the_service_and_links_everything_a_partner_needs() 
     ] {
         assert!(html.contains(link), "the page lacks {link}");
     }
+    // Without JavaScript the page still points to the contract, the errors and the changelog.
+    let noscript = html
+        .split_once("<noscript>")
+        .and_then(|(_, rest)| rest.split_once("</noscript>"))
+        .expect("a <noscript> element")
+        .0;
+    for link in [
+        "href=\"../openapi/v1.yaml\"",
+        "href=\"../openapi/v1.json\"",
+        "href=\"errors\"",
+        "href=\"changelog\"",
+    ] {
+        assert!(noscript.contains(link), "<noscript> lacks {link}");
+    }
     assert!(
         !html.contains("<script>") && !html.contains("<style"),
         "inline code breaks the CSP"
@@ -142,6 +156,51 @@ async fn the_reference_names_the_service_and_links_everything_a_partner_needs() 
     let redirect = app.get("/docs").await;
     assert_eq!(redirect.status, 308);
     assert_eq!(redirect.header("location"), "docs/");
+}
+
+/// A slash too many on the guide's pages is a redirect, not a raw JSON 404; the root sends a
+/// browser to the reference, and an API client still gets the JSON 404 of an unknown path.
+#[actix_web::test]
+async fn browsers_are_sent_to_the_pages_and_api_clients_get_json() {
+    let app = spawn_app().await;
+    for (path, location) in [
+        ("/docs/errors/", "../errors"),
+        ("/docs/changelog/", "../changelog"),
+    ] {
+        let redirect = app.get(path).await;
+        assert_eq!(redirect.status, 308, "{path}");
+        assert_eq!(redirect.header("location"), location, "{path}");
+    }
+
+    let browser = app
+        .send(app.request("GET", "/").header(
+            "accept",
+            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        ))
+        .await;
+    assert_eq!(browser.status, 302);
+    assert_eq!(browser.header("location"), "docs/");
+    assert_eq!(browser.header("vary"), "Accept");
+    assert!(browser.body.is_empty());
+
+    for accept in [None, Some("*/*"), Some("application/json")] {
+        for method in ["GET", "POST"] {
+            let mut request = app.request(method, "/");
+            if let Some(accept) = accept {
+                request = request.header("accept", accept);
+            }
+            let answer = app.send(request).await;
+            app.assert_error(
+                &answer,
+                ExpectedError::invalid_request(
+                    404,
+                    "resource_missing",
+                    &format!("Unrecognized request URL ({method}: /)."),
+                    None,
+                ),
+            );
+        }
+    }
 }
 
 #[actix_web::test]
@@ -298,7 +357,11 @@ fn committed_rendition_is_what_the_code_emits() {
 #[actix_web::test]
 async fn the_server_serves_the_committed_rendition() {
     let app = spawn_app().await;
-    let committed = std::fs::read_to_string(OAS30_PATH).unwrap();
+    // The committed document's placeholder origin is the one thing a server replaces.
+    let committed = std::fs::read_to_string(OAS30_PATH).unwrap().replace(
+        "https://api.example.com/v1",
+        &format!("http://{}/v1", app.local_addr),
+    );
     let yaml = app.get(docs::OAS30_YAML_PATH).await;
     assert_eq!(yaml.status, 200);
     assert_eq!(yaml.header("content-type"), "application/yaml");
@@ -313,7 +376,34 @@ async fn the_server_serves_the_committed_rendition() {
     assert_eq!(json.json()["openapi"], "3.0.3");
 }
 
-/// The served documents name the configured public URL as their server's default origin, so a
+/// Without `--public-url` the served documents name the listener's own origin, whatever
+/// `Host` a request names: a document is the same for every client (and cacheable), so a
+/// client generated from a local run's document calls `http://127.0.0.1:<port>/v1` as is.
+#[actix_web::test]
+async fn served_documents_name_the_listeners_origin_without_a_public_url() {
+    let app = spawn_app().await;
+    for host in [None, Some("evil.example.test:8080")] {
+        for path in [docs::DOCUMENT_JSON_PATH, docs::OAS30_YAML_PATH] {
+            let mut request = app.request("GET", path);
+            if let Some(host) = host {
+                request = request.header("host", host);
+            }
+            let served = app.send(request).await;
+            assert_eq!(served.status, 200, "{path}");
+            let document: serde_json::Value = yaml_serde::from_str(&served.text()).unwrap();
+            assert_eq!(
+                document["servers"],
+                serde_json::json!([{
+                    "url": format!("http://{}/v1", app.local_addr),
+                    "description": "partner-api, version 1",
+                }]),
+                "{path} {host:?}"
+            );
+        }
+    }
+}
+
+/// The served documents name the configured public URL in their server's URL, so a
 /// client generated from them calls the right host; browser-based tools on any origin may read
 /// them, and nothing else of the service answers another origin.
 #[actix_web::test]
@@ -343,13 +433,8 @@ async fn served_documents_name_the_public_url_and_any_origin_may_read_them() {
         assert_eq!(
             document["servers"],
             serde_json::json!([{
-                "url": "{origin}/v1",
+                "url": "https://partners.example.test/api/v1",
                 "description": "partner-api, version 1",
-                "variables": {"origin": {
-                    "default": "https://partners.example.test/api",
-                    "description": "The scheme and host your partner agreement names, e.g. \
-                                    `https://api.example.com`.",
-                }},
             }]),
             "{path}"
         );
@@ -387,4 +472,33 @@ async fn the_changelog_lists_every_recorded_release() {
             assert!(html.contains(&line), "{line}");
         }
     }
+}
+
+/// The README's first example is what a client sees: the same status line, the same header
+/// names (values such as the request id and the date vary) and the same body. It once left out
+/// the `RateLimit` headers every answer carries.
+#[actix_web::test]
+async fn the_readmes_example_shows_what_a_ping_gets() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let example = readme
+        .split("$ curl -i localhost:8080/v1/ping\n")
+        .nth(1)
+        .expect("the README shows a ping with curl -i");
+    let mut lines = example.lines();
+    assert_eq!(lines.next(), Some("HTTP/1.1 200 OK"));
+    let mut shown: Vec<String> = lines
+        .by_ref()
+        .take_while(|line| !line.is_empty())
+        .map(|line| line.split_once(':').expect("a header line").0.to_owned())
+        .collect();
+    let body = lines.next().expect("the body after the blank line");
+
+    let app = spawn_app().await;
+    let ping = app.get("/v1/ping").await;
+    assert_eq!(ping.status, 200);
+    let mut sent: Vec<String> = ping.headers.keys().map(|name| name.to_string()).collect();
+    shown.sort();
+    sent.sort();
+    assert_eq!(shown, sent);
+    assert_eq!(body, ping.text());
 }

@@ -31,8 +31,11 @@ pub struct Operation {
 pub fn operations() -> Vec<Operation> {
     let prefix = DOCUMENT["servers"][0]["url"]
         .as_str()
-        .and_then(|url| url.strip_prefix("{origin}"))
-        .expect("the server is {origin}/<version>");
+        .and_then(|url| {
+            url.split_once("://")
+                .and_then(|(_, rest)| rest.find('/').map(|slash| &rest[slash..]))
+        })
+        .expect("the server is <origin>/<version>");
     let mut found = Vec::new();
     for (template, item) in DOCUMENT["paths"].as_object().unwrap() {
         for (method, operation) in item.as_object().unwrap() {

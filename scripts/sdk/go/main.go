@@ -1,7 +1,7 @@
 // Calls a running partner-api through the client openapi-generator (`go`) generated from the
 // 3.0.3 document that server serves, so the client's default server is that server's
-// --public-url: ping is a ping object with pong true; an unknown path (the server variable
-// `origin` set, for that call only, to <origin>/nowhere) is a 404 read as the generated
+// --public-url: ping is a ping object with pong true; an unknown path (a second client whose
+// one server is <origin>/nowhere/v1) is a 404 read as the generated
 // ErrorEnvelope, code resource_missing; and on a server with a tiny quota, pings until one is
 // refused (at most 20) give a 429 read the same way, code rate_limited, with a Retry-After
 // of whole seconds, at least 1. Each error's request id has the documented form and is the
@@ -84,10 +84,10 @@ func main() {
 	}
 	fmt.Printf("ok: go: ping answered pong %t\n", ping.GetPong())
 
-	// The server variable `origin`, for this call only: <origin>/nowhere/v1/ping is no path.
-	nowhere := context.WithValue(ctx, partnerapi.ContextServerVariables,
-		map[string]string{"origin": origin + "/nowhere"})
-	_, response, err = api.Ping(nowhere).Execute()
+	// Another server, for this call only: <origin>/nowhere/v1/ping is no path.
+	elsewhere := partnerapi.NewConfiguration()
+	elsewhere.Servers = partnerapi.ServerConfigurations{{URL: origin + "/nowhere/v1"}}
+	_, response, err = partnerapi.NewAPIClient(elsewhere).UtilityAPI.Ping(ctx).Execute()
 	envelope := errorEnvelope("unknown path", response, err, http.StatusNotFound, "resource_missing")
 	fmt.Printf("ok: go: 404 read: code %s, request id %s\n", envelope.Error.GetCode(), envelope.Error.GetRequestId())
 

@@ -1,9 +1,10 @@
 // Starts Swagger UI on /docs/ (served by partner-api): the service's own document, no
 // "Explore" bar (the base layout), "Try it out" open from the first load, curl snippets of
 // each request, and no validator badge (it would send the document to another origin).
-// The document's server is `{origin}/v1`; its default origin is the public URL the operator
-// configured, or an example one. This page is always served by the API itself, so "Execute"
-// calls the origin (and path prefix) the page came from.
+// The document's server is `<origin>/v1`, one absolute URL: the public URL the operator
+// configured, or the listener's own. This page is always served by the API itself, so
+// "Execute" calls the origin (and path prefix) the page came from, whatever name reached it
+// (the page may only talk to its own origin).
 // The page has one title, its own heading: Swagger UI's (the document's title and version
 // badges) is hidden by docs.css, and the contract version is written under the heading.
 // Swagger UI leaves a few controls without an accessible name and puts the operation's
@@ -54,9 +55,7 @@ window.addEventListener("load", function () {
       new MutationObserver(function () { nameControls(target); })
         .observe(target, { childList: true, subtree: true });
       (document.servers || []).forEach(function (server) {
-        if (server.variables && server.variables.origin) {
-          server.variables.origin["default"] = apiBase;
-        }
+        server.url = apiBase + server.url.slice(server.url.lastIndexOf("/"));
       });
       window.ui = SwaggerUIBundle({
         spec: document,
