@@ -9,16 +9,18 @@
 // must be under a twentieth of the first visit's. Fails on any console error (a breach of the
 // Content-Security-Policy is one) and on any request that leaves the server's origin (the
 // reference must work on a network without internet).
-// Then, at a desktop (1366x900) and a phone (390x844) viewport, each of /docs/ (ping expanded
-// and executed, its live 200 shown), /docs/errors and /docs/changelog (every <details> open) is
-// audited with axe-core against WCAG 2.0, 2.1 and 2.2 A and AA: any violation of impact
-// "serious" or "critical" fails (low contrast is one), and so does a page wider than the
-// viewport (document.documentElement.scrollWidth > window.innerWidth: horizontal scrolling).
+// Then, at a desktop (1366x900) and two phone (390x844, 320x640) viewports, each of /docs/
+// (ping expanded and executed, its live 200 shown), /docs/errors and /docs/changelog (every
+// <details> open) is audited with axe-core against WCAG 2.0, 2.1 and 2.2 A and AA and axe's
+// best practices: any violation of any impact fails (low contrast is one), and so does a page
+// wider than the viewport (document.documentElement.scrollWidth > window.innerWidth:
+// horizontal scrolling).
 // axe-core is evaluated through the DevTools protocol (page.evaluate), which the page's
 // Content-Security-Policy does not apply to, so the audit runs with the policy enforced.
 // Screenshots go to target/browser/ for a person to look at: reference.png, try-it-out.png,
-// errors-rate-limited.png, and a full page per page and width, e.g. reference-390.png,
-// errors-1366.png, changelog-390.png.
+// errors-rate-limited.png, and per page, width and colour scheme a full page and its first
+// screen, e.g. reference-390.png, reference-390-top.png, errors-1366-dark.png,
+// changelog-320-dark-top.png.
 // For development only: with PARTNER_API_ASSETS_DIR set to a directory (src/docs/assets), the
 // browser gets docs.css and reference.js from there instead of from the server, so a change to
 // them can be checked without rebuilding; routing disables the browser's cache, so the repeat
@@ -38,7 +40,9 @@ const axeSource = fs.readFileSync(
   "utf8",
 );
 // The rule sets the audit runs: WCAG 2.0, 2.1 and 2.2, levels A and AA.
-const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"];
+// WCAG 2.0 to 2.2 A and AA, and axe's best practices (one main landmark, all content in
+// landmarks, headings in order): any violation of any impact fails.
+const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"];
 
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
@@ -86,12 +90,79 @@ async function overrideAssets(context) {
   }
 }
 
+// Keyboard focus on `locator`, reached with Tab (so that :focus-visible applies), must show
+// an outline at least 2 px wide whose colour has at least 3:1 contrast against both its
+// neighbours: the background around the control outside, and inside the control's own, or,
+// for a ring offset from the control, the background around again (WCAG 2.2, 2.4.7 and
+// 2.4.11).
+async function checkFocusRing(page, locator, what) {
+  await locator.focus();
+  await page.keyboard.press("Shift+Tab");
+  await page.keyboard.press("Tab");
+  const ring = await page.evaluate(() => {
+    const parse = (colour) => {
+      const [r, g, b, a = 1] = colour.match(/[\d.]+/g).map(Number);
+      return { r, g, b, a };
+    };
+    // The first opaque-enough background at or above `element`, white at the top.
+    const background = (element) => {
+      for (let at = element; at; at = at.parentElement) {
+        const colour = parse(getComputedStyle(at).backgroundColor);
+        if (colour.a > 0.5) return colour;
+      }
+      return { r: 255, g: 255, b: 255, a: 1 };
+    };
+    const luminance = ({ r, g, b }) => [r, g, b]
+      .map((value) => value / 255)
+      .map((c) => (c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4))
+      .reduce((sum, c, index) => sum + c * [0.2126, 0.7152, 0.0722][index], 0);
+    const contrast = (a, b) => {
+      const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+      return (light + 0.05) / (dark + 0.05);
+    };
+    const focused = document.activeElement;
+    const style = getComputedStyle(focused);
+    const outline = parse(style.outlineColor);
+    return {
+      tag: focused.tagName.toLowerCase() + (focused.textContent || "").trim().slice(0, 20),
+      visible: focused.matches(":focus-visible"),
+      style: style.outlineStyle,
+      width: parseFloat(style.outlineWidth),
+      offset: parseFloat(style.outlineOffset) || 0,
+      around: contrast(outline, background(focused.parentElement)),
+      // The ring's inner neighbour: the control itself, unless the ring stands off it, when
+      // the background around shows between the two.
+      own: contrast(outline, background(parseFloat(style.outlineOffset) > 0
+        ? focused.parentElement : focused)),
+      colours: `${style.outlineColor} on ${JSON.stringify(background(focused.parentElement))}`,
+    };
+  });
+  const summary = `${what}: focus ${ring.tag}, outline ${ring.style} ${ring.width} px ` +
+    `${ring.offset} px off the control, contrast ${ring.around.toFixed(1)}:1 outside, ` +
+    `${ring.own.toFixed(1)}:1 inside (${ring.colours})`;
+  console.log(summary);
+  if (!ring.visible || ring.style === "none" || ring.width < 2 || ring.around < 3 || ring.own < 3) {
+    problems.push(`keyboard focus not visible enough: ${summary}`);
+  }
+}
+
 // Audits the page as it is now with axe-core, and its width against the viewport's; saves a
 // full-page screenshot as <name>-<width>.png. Records problems rather than throwing, so that
 // one run reports every page at every width.
-async function audit(page, name) {
+async function audit(page, name, scheme) {
   const width = page.viewportSize().width;
-  const where = `${name} at ${width} px`;
+  const dark = scheme === "dark";
+  const where = `${name} at ${width} px${dark ? ", dark" : ""}`;
+  // The page follows the reader's colour scheme: a dark page under a dark system.
+  const shade = await page.evaluate(() => {
+    // A transparent body shows the light canvas: the dark pages set their own background.
+    const [r, g, b, a = 1] = getComputedStyle(document.body).backgroundColor.match(/[\d.]+/g)
+      .map(Number);
+    return a === 0 ? 255 : (r + g + b) / 3;
+  });
+  if (dark !== shade < 80) {
+    problems.push(`${where}: the page's background (${shade.toFixed(0)} of 255) is not ${scheme}`);
+  }
   const scroll = await page.evaluate(() => ({
     scrollWidth: document.documentElement.scrollWidth,
     innerWidth: window.innerWidth,
@@ -123,18 +194,26 @@ async function audit(page, name) {
       help: violation.help,
       count: violation.nodes.length,
       targets: violation.nodes.slice(0, 4).map((node) => node.target.join(" ")),
+      detail: violation.nodes.map((node) => {
+        const data = (node.any[0] || {}).data || {};
+        return `${node.target.join(" ").split(" ").slice(-2).join(" ")} ${data.fgColor} on ${data.bgColor}`;
+      }),
     }))), WCAG_TAGS);
   const summary = violations.map((violation) => `${violation.id} (${violation.impact}, ` +
     `${violation.count}×)`).join(", ") || "none";
   console.log(`${where}: scrollWidth ${scroll.scrollWidth} of ${scroll.innerWidth}; ` +
     `axe violations: ${summary}`);
   for (const violation of violations) {
-    if (violation.impact === "serious" || violation.impact === "critical") {
-      problems.push(`${where}: axe ${violation.id} (${violation.impact}): ${violation.help}; ` +
-        `${violation.count} element(s), e.g. ${violation.targets.join(" | ")}`);
-    }
+    if (process.env.AXE_DETAIL) console.log([...new Set(violation.detail)].join("\n"));
+    problems.push(`${where}: axe ${violation.id} (${violation.impact}): ${violation.help}; ` +
+      `${violation.count} element(s), e.g. ${violation.targets.join(" | ")}`);
   }
-  await page.screenshot({ path: path.join(shots, `${name}-${width}.png`), fullPage: true });
+  await page.screenshot({
+    path: path.join(shots, `${name}-${width}${dark ? "-dark" : ""}.png`), fullPage: true,
+  });
+  // And what the reader sees first, at a size a person can look at.
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await page.screenshot({ path: path.join(shots, `${name}-${width}${dark ? "-dark" : ""}-top.png`) });
 }
 
 // Counts the bytes the page receives over the network (headers and bodies as sent, so a cache
@@ -185,6 +264,16 @@ try {
   await page.locator("header.reference").getByText(info.version).first()
     .waitFor({ state: "visible", timeout: 5000 })
     .catch(() => problems.push(`the contract version ${info.version} is not under the heading`));
+  // The schema list holds what the operations use, not what the document publishes for the
+  // endpoints to come.
+  const listed = page.locator("section.models .json-schema-2020-12__title");
+  await expectVisible(page, listed.getByText("Ping", { exact: true }), "the Ping schema in the list");
+  const names = (await listed.allInnerTexts()).map((name) => name.trim());
+  for (const unused of ["ListEnvelope", "ListCursor", "ListLimit", "Id"]) {
+    if (names.includes(unused)) {
+      problems.push(`the schema list shows ${unused}, which no operation uses: ${names.join(", ")}`);
+    }
+  }
   for (const href of ["errors", "changelog", "../openapi/v1.yaml", "../openapi/v1.json",
     "../openapi/v1.oas30.yaml", "../openapi/v1.oas30.json"]) {
     const link = page.locator(`nav a[href="${href}"]`);
@@ -248,8 +337,11 @@ try {
   await context.close();
 
   // Accessibility and width, on a desktop and on a phone.
-  for (const viewport of [{ width: 1366, height: 900 }, { width: 390, height: 844 }]) {
-    const audited = await browser.newContext({ viewport });
+  for (const scheme of ["light", "dark"]) for (const viewport of [
+    { width: 1366, height: 900 }, { width: 390, height: 844 }, { width: 320, height: 640 },
+  ]) {
+    const audited = await browser.newContext({ viewport, colorScheme: scheme });
+    const at = `${viewport.width} px${scheme === "dark" ? ", dark" : ""}`;
     await overrideAssets(audited);
     const tab = await audited.newPage();
     watch(tab);
@@ -257,21 +349,25 @@ try {
     // The reference as a partner uses it: ping open and executed, its live answer shown.
     await tab.goto(`${origin}/docs/`);
     const operation = tab.locator("#operations-Utility-ping");
-    await expectVisible(tab, operation, `the ping operation at ${viewport.width} px`);
+    await expectVisible(tab, operation, `the ping operation at ${at}`);
     await operation.locator(".opblock-summary").first().click();
     await expectVisible(tab, operation.getByRole("button", { name: "Execute" }), "Execute");
     await operation.getByRole("button", { name: "Execute" }).click();
     await expectVisible(tab, operation.locator(".live-responses-table .response-col_status",
-      { hasText: "200" }), `the live 200 of ping at ${viewport.width} px`);
+      { hasText: "200" }), `the live 200 of ping at ${at}`);
     await tab.waitForLoadState("networkidle");
-    await audit(tab, "reference");
+    await checkFocusRing(tab, operation.getByRole("button", { name: "Execute" }), `Execute at ${at}`);
+    await checkFocusRing(tab, tab.locator("nav.site a").nth(1), `the navigation at ${at}`);
+    await audit(tab, "reference", scheme);
 
     await tab.goto(`${origin}/docs/errors`);
-    await audit(tab, "errors");
+    await checkFocusRing(tab, tab.locator("main section h3 a").first(),
+      `an entry's link on the errors page at ${at}`);
+    await audit(tab, "errors", scheme);
 
     await tab.goto(`${origin}/docs/changelog`);
     await tab.locator("details").evaluateAll((all) => all.forEach((details) => { details.open = true; }));
-    await audit(tab, "changelog");
+    await audit(tab, "changelog", scheme);
     await audited.close();
   }
 } finally {
@@ -283,4 +379,4 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(`ok: reference, try-it-out and ${codes.length} error entries checked, three pages ` +
-  `audited at two widths; screenshots in ${shots}`);
+  `audited at three widths, light and dark; screenshots in ${shots}`);

@@ -108,7 +108,11 @@ pub fn page(title: &str, body: &str) -> String {
 }
 
 /// The reference, `/docs/`: Swagger UI started by [`REFERENCE_SCRIPT`] under the service's
-/// own heading and navigation.
+/// own heading and navigation. The heading is the page's banner, Swagger UI and what stands in
+/// for it its main landmark: a `div` with the role rather than `<main>`, whose styles belong
+/// to the service's own pages and must not reach into Swagger UI. Swagger UI's first headings are `h3` (its `h2`, the
+/// document's title, is hidden: the page has one title), so a heading of level 2, for
+/// assistive technology only, names what it draws.
 pub fn reference_page() -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -117,16 +121,18 @@ pub fn reference_page() -> String {
          <link rel=\"stylesheet\" href=\"swagger-ui.css\">\n\
          <link rel=\"stylesheet\" href=\"docs.css\">\n\
          <title>API reference · partner-api</title>\n</head>\n<body class=\"reference\">\n\
-         {NAVIGATION}<header class=\"reference\">\n<h1>partner-api reference</h1>\n\
+         {NAVIGATION}<header class=\"reference\">\n\
+         <h1>partner-api reference</h1>\n\
          <p>Every operation of v1, with its parameters, answers and errors. Press \
          <em>Execute</em> to call it from this page; the curl command for the same request \
          appears under it. Errors are explained in <a href=\"errors\">Errors</a>, changes in \
-         <a href=\"changelog\">the changelog</a>.</p>\n</header>\n\
+         <a href=\"changelog\">the changelog</a>.</p>\n</header>\n<div role=\"main\">\n\
          <noscript><p class=\"noscript\">This interactive reference needs JavaScript. Without \
          it, read the contract itself, <a href=\"../openapi/v1.yaml\">OpenAPI 3.1 (YAML)</a> \
          or <a href=\"../openapi/v1.json\">JSON</a>, the <a href=\"errors\">errors</a> and \
          the <a href=\"changelog\">changelog</a>.</p></noscript>\n\
-         <div id=\"swagger-ui\"></div>\n\
+         <h2 class=\"visually-hidden\">The API, its operations and schemas</h2>\n\
+         <div id=\"swagger-ui\"></div>\n</div>\n\
          <script src=\"swagger-ui-bundle.js\"></script>\n\
          <script src=\"reference.js\"></script>\n</body>\n</html>\n"
     )

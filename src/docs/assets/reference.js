@@ -10,6 +10,17 @@
 // Swagger UI leaves a few controls without an accessible name and puts the operation's
 // deep link inside the button that expands it; the observer below names them and takes the
 // link's href away (the address bar still follows the open operation: deepLinking).
+// Dark as the reader's system asks (prefers-color-scheme), and following it when it changes:
+// Swagger UI's own dark theme is switched by a class on <html>; the service's styles follow the
+// media query itself (docs.css). Set before Swagger UI draws, so nothing flashes light first.
+(function followColourScheme() {
+  if (!window.matchMedia) return;
+  var dark = window.matchMedia("(prefers-color-scheme: dark)");
+  var apply = function () { window.document.documentElement.classList.toggle("dark-mode", dark.matches); };
+  apply();
+  if (dark.addEventListener) dark.addEventListener("change", apply);
+})();
+
 function showContractVersion(document) {
   var header = window.document.querySelector("header.reference");
   if (!header || !document.info || !document.info.version) return;
@@ -20,6 +31,36 @@ function showContractVersion(document) {
   line.append("Contract version ", version,
     document.openapi ? " (OpenAPI " + document.openapi + ")" : "");
   header.querySelector("h1").after(line);
+}
+
+// The schemas no operation uses (the list envelope, its parameters and the id, published in
+// the document for the endpoints to come) are left out of the page's schema list: a reader
+// would look for the operation that returns them. The document itself keeps them.
+function withUsedSchemasOnly(document) {
+  var schemas = document.components && document.components.schemas;
+  if (!schemas) return;
+  var prefix = "#/components/schemas/";
+  var used = {};
+  var pending = [JSON.stringify(document.paths || {}),
+    JSON.stringify(document.components.responses || {}),
+    JSON.stringify(document.components.headers || {}),
+    JSON.stringify(document.components.parameters || {})];
+  while (pending.length > 0) {
+    var text = pending.pop();
+    var at = text.indexOf(prefix);
+    while (at >= 0) {
+      var end = text.indexOf('"', at);
+      var name = decodeURIComponent(text.slice(at + prefix.length, end));
+      if (!used[name] && schemas[name]) {
+        used[name] = true;
+        pending.push(JSON.stringify(schemas[name]));
+      }
+      at = text.indexOf(prefix, end);
+    }
+  }
+  Object.keys(schemas).forEach(function (name) {
+    if (!used[name]) delete schemas[name];
+  });
 }
 
 function nameControls(root) {
@@ -54,6 +95,7 @@ window.addEventListener("load", function () {
       nameControls(target);
       new MutationObserver(function () { nameControls(target); })
         .observe(target, { childList: true, subtree: true });
+      withUsedSchemasOnly(document);
       (document.servers || []).forEach(function (server) {
         server.url = apiBase + server.url.slice(server.url.lastIndexOf("/"));
       });
