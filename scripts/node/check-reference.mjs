@@ -368,6 +368,10 @@ try {
     await tab.goto(`${origin}/docs/changelog`);
     await tab.locator("details").evaluateAll((all) => all.forEach((details) => { details.open = true; }));
     await audit(tab, "changelog", scheme);
+
+    await tab.goto(`${origin}/docs/guide`);
+    await expectVisible(tab, tab.locator("h2#support-and-escalation"), `the guide's support section at ${at}`);
+    await audit(tab, "guide", scheme);
     await audited.close();
   }
 } finally {
@@ -378,5 +382,5 @@ if (problems.length > 0) {
   console.error(problems.map((problem) => `FAIL: ${problem}`).join("\n"));
   process.exit(1);
 }
-console.log(`ok: reference, try-it-out and ${codes.length} error entries checked, three pages ` +
-  `audited at three widths, light and dark; screenshots in ${shots}`);
+console.log(`ok: reference, try-it-out and ${codes.length} error entries checked, ` +
+  `four pages audited at three widths, light and dark; screenshots in ${shots}`);

@@ -9,6 +9,7 @@
 //! [`static_file`]: compressed, cacheable with validators, `HEAD` wherever `GET`.
 
 mod changelog;
+pub mod guide;
 mod pages;
 mod static_file;
 
@@ -32,6 +33,8 @@ pub const OAS30_JSON_PATH: &str = "/openapi/v1.oas30.json";
 pub const OAS30_YAML_PATH: &str = "/openapi/v1.oas30.yaml";
 pub const ERRORS_PATH: &str = "/docs/errors";
 pub const CHANGELOG_PATH: &str = "/docs/changelog";
+/// The partners' guide: where the document's `externalDocs` and `info.contact` point.
+pub const GUIDE_PATH: &str = openapi::GUIDE_PATH;
 pub const REFERENCE_PATH: &str = "/docs/";
 /// Answers with a redirect to [`REFERENCE_PATH`], whose files are addressed relative to it.
 const REFERENCE_REDIRECT_PATH: &str = "/docs";
@@ -58,7 +61,7 @@ const SWAGGER_UI_FILES: [&str; 3] = [
 
 /// Every path served here; each answers `GET` and `HEAD` (for the route table's 405 answers,
 /// the metrics labels and the test that walks every route).
-pub const PATHS: [&str; 15] = [
+pub const PATHS: [&str; 16] = [
     DOCUMENT_JSON_PATH,
     DOCUMENT_YAML_PATH,
     OAS30_JSON_PATH,
@@ -69,6 +72,7 @@ pub const PATHS: [&str; 15] = [
     REFERENCE_PATH,
     ERRORS_PATH,
     CHANGELOG_PATH,
+    GUIDE_PATH,
     "/docs/docs.css",
     "/docs/reference.js",
     "/docs/swagger-ui.css",
@@ -171,6 +175,10 @@ fn render_files(public_origin: Option<&str>) -> HashMap<&'static str, StaticFile
         (
             CHANGELOG_PATH,
             StaticFile::new(HTML, Lifetime::Revalidate, changelog::changelog_page()),
+        ),
+        (
+            GUIDE_PATH,
+            StaticFile::new(HTML, Lifetime::Revalidate, guide::guide_page()),
         ),
         (
             "/docs/docs.css",

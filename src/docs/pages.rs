@@ -86,6 +86,7 @@ written <code>parent.child</code>) or is <code>null</code>. Quote the <code>requ
 const NAVIGATION: &str = r#"<nav class="site">
 <a class="service" href="./">partner-api</a>
 <a href="./">API reference</a>
+<a href="guide">Guide</a>
 <a href="errors">Errors</a>
 <a href="changelog">Changelog</a>
 <a href="../openapi/v1.yaml">OpenAPI 3.1 (YAML)</a>
@@ -125,12 +126,14 @@ pub fn reference_page() -> String {
          <h1>partner-api reference</h1>\n\
          <p>Every operation of v1, with its parameters, answers and errors. Press \
          <em>Execute</em> to call it from this page; the curl command for the same request \
-         appears under it. Errors are explained in <a href=\"errors\">Errors</a>, changes in \
-         <a href=\"changelog\">the changelog</a>.</p>\n</header>\n<div role=\"main\">\n\
+         appears under it. How to call the API well (retries, timeouts, limits, support) is \
+         in <a href=\"guide\">the guide</a>, errors in <a href=\"errors\">Errors</a>, changes \
+         in <a href=\"changelog\">the changelog</a>.</p>\n</header>\n<div role=\"main\">\n\
          <noscript><p class=\"noscript\">This interactive reference needs JavaScript. Without \
          it, read the contract itself, <a href=\"../openapi/v1.yaml\">OpenAPI 3.1 (YAML)</a> \
-         or <a href=\"../openapi/v1.json\">JSON</a>, the <a href=\"errors\">errors</a> and \
-         the <a href=\"changelog\">changelog</a>.</p></noscript>\n\
+         or <a href=\"../openapi/v1.json\">JSON</a>, the <a href=\"guide\">guide</a>, the \
+         <a href=\"errors\">errors</a> and the <a href=\"changelog\">changelog</a>.</p>\
+         </noscript>\n\
          <h2 class=\"visually-hidden\">The API, its operations and schemas</h2>\n\
          <div id=\"swagger-ui\"></div>\n</div>\n\
          <script src=\"swagger-ui-bundle.js\"></script>\n\

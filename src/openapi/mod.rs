@@ -14,6 +14,8 @@ pub mod releases;
 mod yaml;
 
 use actix_web::App;
+use utoipa::openapi::external_docs::ExternalDocs;
+use utoipa::openapi::info::Contact;
 use utoipa::openapi::path::{Operation, PathItem};
 use utoipa::openapi::response::Response;
 use utoipa::openapi::server::Server;
@@ -81,7 +83,8 @@ pub fn to_json(document: &OpenApi) -> String {
 
 fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)]) -> OpenApi {
     api.info = info();
-    api.servers = Some(vec![server(EXAMPLE_ORIGIN)]);
+    // The placeholder origin, which a served document replaces (`for_origin`).
+    let mut api = for_origin(api, EXAMPLE_ORIGIN);
     api.tags = Some(tags_in_use(&api, tags));
 
     let components = api.components.get_or_insert_with(Components::new);
@@ -136,7 +139,36 @@ fn drop_unused_responses(api: &mut OpenApi) {
 /// the right host without being told.
 pub fn for_origin(mut document: OpenApi, origin: &str) -> OpenApi {
     document.servers = Some(vec![server(origin)]);
+    document.external_docs = Some(guide(origin));
+    document.info.contact = Some(contact(origin));
     document
+}
+
+/// Where the partners' guide is served, relative to the origin (the docs serve it there).
+pub const GUIDE_PATH: &str = "/docs/guide";
+
+/// The guide's section on reporting a problem, which `info.contact` names.
+pub const SUPPORT_ANCHOR: &str = "support-and-escalation";
+
+/// The guide, as the document's `externalDocs`: what the reference does not say (retries,
+/// timeouts, limits, keys, support) is there, one click from any generated client's docs.
+fn guide(origin: &str) -> ExternalDocs {
+    let mut guide = ExternalDocs::new(format!("{origin}{GUIDE_PATH}"));
+    guide.description = Some(
+        "The guide for partners: base URL, keys, rate limits, retries and timeouts, \
+         deprecation, generating a client, support."
+            .to_owned(),
+    );
+    guide
+}
+
+/// `info.contact`: partners report problems to the technical contact their agreement names,
+/// as the guide's support section says; there is no public address.
+fn contact(origin: &str) -> Contact {
+    let mut contact = Contact::new();
+    contact.name = Some("partner-api support (the technical contact in your agreement)".to_owned());
+    contact.url = Some(format!("{origin}{GUIDE_PATH}#{SUPPORT_ANCHOR}"));
+    contact
 }
 
 /// The one server: `<origin>/v1`, one concrete absolute URL. Absolute, because a relative

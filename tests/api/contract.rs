@@ -302,14 +302,22 @@ fn every_example_in_the_document_matches_its_schema() {
 #[actix_web::test]
 async fn the_server_serves_the_committed_document() {
     let app = spawn_app().await;
-    // The committed document's placeholder server is the one thing a server replaces: with
-    // its listener's own origin here, no `--public-url` being set.
-    let served_server = format!("http://{}/v1", app.local_addr);
+    // The committed document's placeholder origin, in its server, its guide and its contact,
+    // is the one thing a server replaces: with its listener's own origin here, no
+    // `--public-url` being set.
+    let origin = format!("http://{}", app.local_addr);
     let committed = std::fs::read_to_string(COMMITTED_PATH)
         .unwrap()
-        .replace("https://api.example.com/v1", &served_server);
+        .replace("https://api.example.com/v1", &format!("{origin}/v1"))
+        .replace(
+            "https://api.example.com/docs/guide",
+            &format!("{origin}/docs/guide"),
+        );
     let mut document = DOCUMENT.clone();
-    document["servers"][0]["url"] = served_server.clone().into();
+    document["servers"][0]["url"] = format!("{origin}/v1").into();
+    document["externalDocs"]["url"] = format!("{origin}/docs/guide").into();
+    document["info"]["contact"]["url"] =
+        format!("{origin}/docs/guide#support-and-escalation").into();
 
     let yaml = app.get("/openapi/v1.yaml").await;
     assert_eq!(yaml.status, 200);

@@ -357,11 +357,16 @@ fn committed_rendition_is_what_the_code_emits() {
 #[actix_web::test]
 async fn the_server_serves_the_committed_rendition() {
     let app = spawn_app().await;
-    // The committed document's placeholder origin is the one thing a server replaces.
-    let committed = std::fs::read_to_string(OAS30_PATH).unwrap().replace(
-        "https://api.example.com/v1",
-        &format!("http://{}/v1", app.local_addr),
-    );
+    // The committed document's placeholder origin (its server, guide and contact) is the one
+    // thing a server replaces.
+    let origin = format!("http://{}", app.local_addr);
+    let committed = std::fs::read_to_string(OAS30_PATH)
+        .unwrap()
+        .replace("https://api.example.com/v1", &format!("{origin}/v1"))
+        .replace(
+            "https://api.example.com/docs/guide",
+            &format!("{origin}/docs/guide"),
+        );
     let yaml = app.get(docs::OAS30_YAML_PATH).await;
     assert_eq!(yaml.status, 200);
     assert_eq!(yaml.header("content-type"), "application/yaml");
@@ -438,6 +443,16 @@ async fn served_documents_name_the_public_url_and_any_origin_may_read_them() {
             }]),
             "{path}"
         );
+        // The guide, and the support section as the contact, on the same origin.
+        assert_eq!(
+            document["externalDocs"]["url"], "https://partners.example.test/api/docs/guide",
+            "{path}"
+        );
+        assert_eq!(
+            document["info"]["contact"]["url"],
+            "https://partners.example.test/api/docs/guide#support-and-escalation",
+            "{path}"
+        );
     }
     for path in ["/v1/ping", docs::REFERENCE_PATH, docs::ERRORS_PATH] {
         let answer = app.get(path).await;
@@ -501,4 +516,44 @@ async fn the_readmes_example_shows_what_a_ping_gets() {
     sent.sort();
     assert_eq!(shown, sent);
     assert_eq!(body, ping.text());
+}
+
+/// The partners' guide is served beside the reference, from PARTNERS.md itself: each of its
+/// sections is on the page, under an anchor the document's contact can name, and the
+/// navigation of every page links it.
+#[actix_web::test]
+async fn the_guide_is_partners_md_served_beside_the_reference() {
+    let app = spawn_app().await;
+    let guide = app.get(docs::GUIDE_PATH).await;
+    assert_eq!(guide.status, 200);
+    assert_eq!(guide.header("content-type"), "text/html; charset=utf-8");
+    assert_eq!(
+        guide.header("content-security-policy"),
+        CONTENT_SECURITY_POLICY
+    );
+    let html = guide.text();
+    assert!(html.contains("<title>Guide for partners · partner-api</title>"));
+    let source = std::fs::read_to_string("PARTNERS.md").unwrap();
+    for heading in source.lines().filter_map(|line| line.strip_prefix("## ")) {
+        assert!(
+            html.contains(&format!(">{heading}</h2>")),
+            "the guide lacks {heading}"
+        );
+    }
+    assert!(html.contains("<h2 id=\"support-and-escalation\">Support and escalation</h2>"));
+    assert!(html.contains("<strong>Keys.</strong> No key exists yet"));
+    for page in [
+        docs::REFERENCE_PATH,
+        docs::ERRORS_PATH,
+        docs::CHANGELOG_PATH,
+        docs::GUIDE_PATH,
+    ] {
+        assert!(
+            app.get(page)
+                .await
+                .text()
+                .contains("<a href=\"guide\">Guide</a>"),
+            "{page} does not link the guide"
+        );
+    }
 }

@@ -1,0 +1,78 @@
+//! The partners' guide, `/docs/guide`: PARTNERS.md, rendered from the file itself at build time
+//! (`include_str!`), so that what partners read beside the reference and the guide in the
+//! repository are one text and cannot drift. Each heading gets an `id` made from its words
+//! (`#support-and-escalation`, [`crate::openapi::SUPPORT_ANCHOR`], which the document's `info.contact`
+//! names), for links from the document and from people.
+
+use pulldown_cmark::{CowStr, Event, Options, Parser, Tag, TagEnd};
+
+use super::pages;
+
+/// The guide's source, the repository's PARTNERS.md.
+const SOURCE: &str = include_str!("../../PARTNERS.md");
+
+/// The whole page.
+pub fn guide_page() -> String {
+    pages::page("Guide for partners", &render(SOURCE))
+}
+
+/// `markdown` as HTML, headings with ids.
+fn render(markdown: &str) -> String {
+    let mut events: Vec<Event<'_>> = Parser::new_ext(markdown, Options::ENABLE_TABLES).collect();
+    let mut index = 0;
+    while index < events.len() {
+        if let Event::Start(Tag::Heading { .. }) = &events[index] {
+            let mut words = String::new();
+            for event in &events[index + 1..] {
+                match event {
+                    Event::End(TagEnd::Heading(_)) => break,
+                    Event::Text(text) | Event::Code(text) => words.push_str(text),
+                    _ => {}
+                }
+            }
+            if let Event::Start(Tag::Heading { id, .. }) = &mut events[index] {
+                *id = Some(CowStr::from(slug(&words)));
+            }
+        }
+        index += 1;
+    }
+    let mut html = String::with_capacity(markdown.len() * 2);
+    pulldown_cmark::html::push_html(&mut html, events.into_iter());
+    html
+}
+
+/// Lower-case letters and digits, runs of anything else one `-`.
+fn slug(words: &str) -> String {
+    let mut slug = String::with_capacity(words.len());
+    for character in words.chars() {
+        if character.is_ascii_alphanumeric() {
+            slug.push(character.to_ascii_lowercase());
+        } else if !slug.is_empty() && !slug.ends_with('-') {
+            slug.push('-');
+        }
+    }
+    slug.trim_end_matches('-').to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::openapi::SUPPORT_ANCHOR;
+
+    /// Headings get ids from their words; tables and code spans render; the support section
+    /// the document links to exists.
+    #[test]
+    fn the_guide_renders_with_anchored_headings() {
+        let html = render(
+            "# A `guide`, here\n\n## Retries and backoff\n\n| a | b |\n| --- | --- |\n| 1 | `2` |\n",
+        );
+        assert_eq!(
+            html,
+            "<h1 id=\"a-guide-here\">A <code>guide</code>, here</h1>\n\
+             <h2 id=\"retries-and-backoff\">Retries and backoff</h2>\n\
+             <table><thead><tr><th>a</th><th>b</th></tr></thead><tbody>\n\
+             <tr><td>1</td><td><code>2</code></td></tr>\n</tbody></table>\n"
+        );
+        assert!(guide_page().contains(&format!("<h2 id=\"{SUPPORT_ANCHOR}\">")));
+    }
+}
