@@ -84,7 +84,10 @@ pub(super) fn is_host(value: &[u8]) -> bool {
             None => (value, &b""[..]),
         },
     };
-    is_port(port)
+    // An empty host with a port (`:80`) names no host: RFC 9110, 4.2.1, "A recipient that
+    // processes such a URI reference MUST reject it as invalid". Only a wholly empty value is.
+    (value.is_empty() || !host.is_empty())
+        && is_port(port)
         && host
             .iter()
             .all(|byte| byte.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(byte))
@@ -138,6 +141,8 @@ mod tests {
             "a:b:c",
             "x:99999999999999999999",
             "host:65536",
+            ":80",
+            ":",
         ] {
             assert!(!is_host(bad.as_bytes()), "{bad:?}");
         }

@@ -18,7 +18,13 @@ pub fn guide_page() -> String {
 
 /// `markdown` as HTML, headings with ids.
 fn render(markdown: &str) -> String {
-    let mut events: Vec<Event<'_>> = Parser::new_ext(markdown, Options::ENABLE_TABLES).collect();
+    // Raw HTML in the Markdown is shown as text, never passed on as markup.
+    let mut events: Vec<Event<'_>> = Parser::new_ext(markdown, Options::ENABLE_TABLES)
+        .map(|event| match event {
+            Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
+            other => other,
+        })
+        .collect();
     let mut index = 0;
     while index < events.len() {
         if let Event::Start(Tag::Heading { .. }) = &events[index] {
@@ -74,5 +80,9 @@ mod tests {
              <tr><td>1</td><td><code>2</code></td></tr>\n</tbody></table>\n"
         );
         assert!(guide_page().contains(&format!("<h2 id=\"{SUPPORT_ANCHOR}\">")));
+        assert_eq!(
+            render("a <script>x</script> b\n"),
+            "<p>a &lt;script&gt;x&lt;/script&gt; b</p>\n"
+        );
     }
 }

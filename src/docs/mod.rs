@@ -41,10 +41,11 @@ const REFERENCE_REDIRECT_PATH: &str = "/docs";
 
 /// Paths a reader may type or be linked to with a slash too many or too few, each with where
 /// it is permanently redirected: relative, so that a path prefix a proxy adds is kept.
-const REDIRECTS: [(&str, &str); 3] = [
+const REDIRECTS: [(&str, &str); 4] = [
     (REFERENCE_REDIRECT_PATH, "docs/"),
     ("/docs/errors/", "../errors"),
     ("/docs/changelog/", "../changelog"),
+    ("/docs/guide/", "../guide"),
 ];
 
 /// The service's root, which holds no resource: a browser (one that asks for HTML) is sent
@@ -61,7 +62,7 @@ const SWAGGER_UI_FILES: [&str; 3] = [
 
 /// Every path served here; each answers `GET` and `HEAD` (for the route table's 405 answers,
 /// the metrics labels and the test that walks every route).
-pub const PATHS: [&str; 16] = [
+pub const PATHS: [&str; 17] = [
     DOCUMENT_JSON_PATH,
     DOCUMENT_YAML_PATH,
     OAS30_JSON_PATH,
@@ -69,6 +70,7 @@ pub const PATHS: [&str; 16] = [
     REFERENCE_REDIRECT_PATH,
     "/docs/errors/",
     "/docs/changelog/",
+    "/docs/guide/",
     REFERENCE_PATH,
     ERRORS_PATH,
     CHANGELOG_PATH,
@@ -237,12 +239,13 @@ pub fn register(config: &mut web::ServiceConfig, docs: &Docs) {
         web::resource(ROOT_PATH)
             .guard(get_or_head())
             .guard(guard::fn_guard(|context| {
-                context
+                let accept: Vec<&str> = context
                     .head()
                     .headers()
-                    .get(header::ACCEPT)
-                    .and_then(|accept| accept.to_str().ok())
-                    .is_some_and(asks_for_html)
+                    .get_all(header::ACCEPT)
+                    .filter_map(|accept| accept.to_str().ok())
+                    .collect();
+                prefers_html(&accept.join(","))
             }))
             .to(|| async {
                 HttpResponse::Found()
@@ -273,21 +276,26 @@ pub fn register(config: &mut web::ServiceConfig, docs: &Docs) {
     }
 }
 
-/// Whether an `Accept` value names `text/html` with a weight above zero: what browsers send
-/// for a page, and API clients (`*/*`, `application/json`) do not.
-fn asks_for_html(accept: &str) -> bool {
-    accept.split(',').any(|range| {
+/// Whether an `Accept` value (its field lines joined) prefers `text/html` to JSON: `text/html`
+/// weighs more than `application/json`, `application/*` and `*/*`, as browsers ask for a
+/// page; API clients (`*/*`, `application/json`, or both beside `text/html`) do not.
+fn prefers_html(accept: &str) -> bool {
+    let mut html: f32 = 0.0;
+    let mut json: f32 = 0.0;
+    for range in accept.split(',') {
         let mut parts = range.split(';').map(str::trim);
-        parts
-            .next()
-            .is_some_and(|media| media.eq_ignore_ascii_case("text/html"))
-            && parts.all(|parameter| {
-                !parameter.split_once('=').is_some_and(|(name, weight)| {
-                    name.trim().eq_ignore_ascii_case("q")
-                        && weight.trim().parse::<f32>().is_ok_and(|q| q <= 0.0)
-                })
-            })
-    })
+        let media = parts.next().unwrap_or_default().to_ascii_lowercase();
+        let weight = parts
+            .filter_map(|parameter| parameter.split_once('='))
+            .find(|(name, _)| name.trim().eq_ignore_ascii_case("q"))
+            .map_or(1.0, |(_, q)| q.trim().parse::<f32>().unwrap_or(0.0));
+        match media.as_str() {
+            "text/html" => html = html.max(weight),
+            "application/json" | "application/*" | "*/*" => json = json.max(weight),
+            _ => {}
+        }
+    }
+    html > 0.0 && html > json
 }
 
 #[cfg(test)]
@@ -295,21 +303,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn browsers_ask_for_html_and_api_clients_do_not() {
+    fn browsers_prefer_html_and_api_clients_do_not() {
         for browser in [
             "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
             "text/html",
             "TEXT/HTML; q=0.5",
         ] {
-            assert!(asks_for_html(browser), "{browser}");
+            assert!(prefers_html(browser), "{browser}");
         }
         for client in [
             "*/*",
             "application/json",
             "text/html;q=0",
             "text/plain, */*",
+            "application/json, text/html",
+            "text/html;q=0.5, application/json",
         ] {
-            assert!(!asks_for_html(client), "{client}");
+            assert!(!prefers_html(client), "{client}");
         }
     }
 

@@ -273,7 +273,11 @@ impl Application {
         let (listener, local_addr) = listen(config.bind)?;
         let admin_listener = config.admin_bind.0.map(listen).transpose()?;
         warn_if_every_peer_is_trusted(config);
-        if let Some(warning) = public_url_warning(config.public_url.is_some(), local_addr) {
+        if let Some(warning) = public_url_warning(
+            config.public_url.is_some(),
+            local_addr,
+            !config.trusted_proxies.is_empty(),
+        ) {
             log::warn!("{warning}");
         }
         let shared = Shared::build(
@@ -453,16 +457,27 @@ fn warn_if_every_peer_is_trusted(config: &ServerConfig) {
 }
 
 /// Without `--public-url` the served OpenAPI documents and `doc_url` links name the
-/// listener's own origin: right for a local run, but a service listening beyond loopback is
-/// reached by another name, which only the operator knows. Said at start.
-fn public_url_warning(configured: bool, local_addr: SocketAddr) -> Option<String> {
-    (!configured && !local_addr.ip().is_loopback()).then(|| {
-        format!(
-            "listening on {local_addr} without --public-url: the served OpenAPI documents name \
-             the server {local_addr} and clients generated from them call it; set \
-             --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
-        )
-    })
+/// listener's own origin: right for a local run, but a service listening beyond loopback, or
+/// behind a proxy (trusted proxies configured, a loopback listener included), is reached by
+/// another name, which only the operator knows. Said at start.
+fn public_url_warning(
+    configured: bool,
+    local_addr: SocketAddr,
+    behind_proxy: bool,
+) -> Option<String> {
+    if configured || (local_addr.ip().is_loopback() && !behind_proxy) {
+        return None;
+    }
+    let reached = if behind_proxy {
+        "behind a proxy (--trusted-proxies is set)"
+    } else {
+        "beyond loopback"
+    };
+    Some(format!(
+        "listening on {local_addr} {reached} without --public-url: the served OpenAPI \
+         documents name the server {local_addr} and clients generated from them call it; set \
+         --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
+    ))
 }
 
 impl Shared {
@@ -795,21 +810,28 @@ mod tests {
     #[test]
     fn a_public_listener_without_a_public_url_is_warned_about() {
         let everywhere: SocketAddr = "0.0.0.0:8080".parse().unwrap();
+        let loopback: SocketAddr = "127.0.0.1:8080".parse().unwrap();
         assert_eq!(
-            public_url_warning(false, everywhere).as_deref(),
+            public_url_warning(false, everywhere, false).as_deref(),
             Some(
-                "listening on 0.0.0.0:8080 without --public-url: the served OpenAPI documents \
-                 name the server 0.0.0.0:8080 and clients generated from them call it; set \
-                 --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
+                "listening on 0.0.0.0:8080 beyond loopback without --public-url: the served \
+                 OpenAPI documents name the server 0.0.0.0:8080 and clients generated from them \
+                 call it; set --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
             )
         );
-        assert_eq!(public_url_warning(true, everywhere), None);
         assert_eq!(
-            public_url_warning(false, "127.0.0.1:8080".parse().unwrap()),
-            None
+            public_url_warning(false, loopback, true).as_deref(),
+            Some(
+                "listening on 127.0.0.1:8080 behind a proxy (--trusted-proxies is set) without \
+                 --public-url: the served OpenAPI documents name the server 127.0.0.1:8080 and \
+                 clients generated from them call it; set --public-url \
+                 (PARTNER_API_PUBLIC_URL) to the URL partners use"
+            )
         );
+        assert_eq!(public_url_warning(true, everywhere, true), None);
+        assert_eq!(public_url_warning(false, loopback, false), None);
         assert_eq!(
-            public_url_warning(false, "[::1]:8080".parse().unwrap()),
+            public_url_warning(false, "[::1]:8080".parse().unwrap(), false),
             None
         );
     }

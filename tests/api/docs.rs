@@ -166,6 +166,7 @@ async fn browsers_are_sent_to_the_pages_and_api_clients_get_json() {
     for (path, location) in [
         ("/docs/errors/", "../errors"),
         ("/docs/changelog/", "../changelog"),
+        ("/docs/guide/", "../guide"),
     ] {
         let redirect = app.get(path).await;
         assert_eq!(redirect.status, 308, "{path}");
@@ -183,7 +184,13 @@ async fn browsers_are_sent_to_the_pages_and_api_clients_get_json() {
     assert_eq!(browser.header("vary"), "Accept");
     assert!(browser.body.is_empty());
 
-    for accept in [None, Some("*/*"), Some("application/json")] {
+    // An API client that also takes HTML, but not rather than JSON, gets JSON.
+    for accept in [
+        None,
+        Some("*/*"),
+        Some("application/json"),
+        Some("application/json, text/html"),
+    ] {
         for method in ["GET", "POST"] {
             let mut request = app.request(method, "/");
             if let Some(accept) = accept {

@@ -41,10 +41,12 @@ function withUsedSchemasOnly(document) {
   if (!schemas) return;
   var prefix = "#/components/schemas/";
   var used = {};
-  var pending = [JSON.stringify(document.paths || {}),
-    JSON.stringify(document.components.responses || {}),
-    JSON.stringify(document.components.headers || {}),
-    JSON.stringify(document.components.parameters || {})];
+  // Everything but the schemas themselves (paths, webhooks, every other component) may
+  // refer to a schema; the schemas found are then searched in turn.
+  var rest = Object.assign({}, document, {
+    components: Object.assign({}, document.components, { schemas: {} }),
+  });
+  var pending = [JSON.stringify(rest)];
   while (pending.length > 0) {
     var text = pending.pop();
     var at = text.indexOf(prefix);
@@ -96,6 +98,17 @@ window.addEventListener("load", function () {
       new MutationObserver(function () { nameControls(target); })
         .observe(target, { childList: true, subtree: true });
       withUsedSchemasOnly(document);
+      // The document names the origin it was served for; links to the guide and to support
+      // follow the page's origin like "Execute" does.
+      var served = document.servers && document.servers[0] &&
+        document.servers[0].url.slice(0, document.servers[0].url.lastIndexOf("/"));
+      var here = function (url) {
+        return served && url && url.indexOf(served + "/") === 0 ? apiBase + url.slice(served.length) : url;
+      };
+      if (document.externalDocs) document.externalDocs.url = here(document.externalDocs.url);
+      if (document.info && document.info.contact) {
+        document.info.contact.url = here(document.info.contact.url);
+      }
       (document.servers || []).forEach(function (server) {
         server.url = apiBase + server.url.slice(server.url.lastIndexOf("/"));
       });
