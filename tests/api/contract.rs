@@ -306,13 +306,8 @@ async fn the_server_serves_the_committed_document() {
     // is the one thing a server replaces: with its listener's own origin here, no
     // `--public-url` being set.
     let origin = format!("http://{}", app.local_addr);
-    let committed = std::fs::read_to_string(COMMITTED_PATH)
-        .unwrap()
-        .replace("https://api.example.com/v1", &format!("{origin}/v1"))
-        .replace(
-            "https://api.example.com/docs/guide",
-            &format!("{origin}/docs/guide"),
-        );
+    let committed =
+        crate::helpers::as_served_at(&std::fs::read_to_string(COMMITTED_PATH).unwrap(), &origin);
     let mut document = DOCUMENT.clone();
     document["servers"][0]["url"] = format!("{origin}/v1").into();
     document["externalDocs"]["url"] = format!("{origin}/docs/guide").into();

@@ -404,3 +404,14 @@ pub fn log_lines_containing(needle: &str) -> Vec<String> {
         .cloned()
         .collect()
 }
+
+/// A committed OpenAPI document as a server reached at `origin` serves it: the placeholder
+/// origin in its server, guide and contact is the one thing a server replaces.
+pub fn as_served_at(committed: &str, origin: &str) -> String {
+    committed
+        .replace("https://api.example.com/v1", &format!("{origin}/v1"))
+        .replace(
+            "https://api.example.com/docs/guide",
+            &format!("{origin}/docs/guide"),
+        )
+}

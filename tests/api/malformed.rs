@@ -341,15 +341,25 @@ async fn a_connection_specific_field_before_a_continuation() {
     assert_answered_then_reset(&answer);
 }
 
-/// A malformed request's answer held by a client that opens no window: when the send deadline
-/// gives up on it, the stream still ends in PROTOCOL_ERROR (it used to be CANCEL).
-#[actix_web::test]
-async fn an_answer_the_client_does_not_read_still_ends_in_protocol_error() {
-    let pki = TestPki::new("h2-malformed-held");
-    let app = tls_app_with(&pki, |config| config.send_timeout_secs = 1).await;
+/// A server with a send deadline of `send_timeout_secs`, and a connection to it from a client
+/// that opens no window, which has sent `method /v1/ping` with `te: gzip` (malformed) and
+/// `end_stream` as its HEADERS' last flag; the server and its certificates live as long as
+/// the caller holds them.
+async fn malformed_to_a_client_without_window(
+    name: &str,
+    send_timeout_secs: u64,
+    method: &[u8],
+    end_stream: u8,
+) -> (
+    TestPki,
+    TestApp,
+    tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
+) {
+    let pki = TestPki::new(name);
+    let app = tls_app_with(&pki, |config| config.send_timeout_secs = send_timeout_secs).await;
     let mut tls = h2_tls(&pki, &app).await;
     let block = [
-        field::GET,
+        method,
         field::HTTPS,
         &field::path("/v1/ping"),
         &authority(&app),
@@ -358,10 +368,19 @@ async fn an_answer_the_client_does_not_read_still_ends_in_protocol_error() {
     .concat();
     tls.write_all(&preface_with_settings_and(
         &NO_WINDOW,
-        headers(&block, END_HEADERS | END_STREAM),
+        headers(&block, END_HEADERS | end_stream),
     ))
     .await
     .unwrap();
+    (pki, app, tls)
+}
+
+/// A malformed request's answer held by a client that opens no window: when the send deadline
+/// gives up on it, the stream still ends in PROTOCOL_ERROR (it used to be CANCEL).
+#[actix_web::test]
+async fn an_answer_the_client_does_not_read_still_ends_in_protocol_error() {
+    let (_pki, _app, mut tls) =
+        malformed_to_a_client_without_window("h2-malformed-held", 1, field::GET, END_STREAM).await;
     let answer = read_answer(&mut tls).await;
     assert_eq!(answer.reset, Some(PROTOCOL_ERROR), "{answer:?}");
     assert_eq!(
@@ -379,23 +398,8 @@ async fn an_answer_the_client_does_not_read_still_ends_in_protocol_error() {
 /// with FLOW_CONTROL_ERROR, long before that deadline (60 s here).
 #[actix_web::test]
 async fn a_malformed_request_body_is_held_to_its_stream_window() {
-    let pki = TestPki::new("h2-malformed-window");
-    let app = tls_app_with(&pki, |config| config.send_timeout_secs = 60).await;
-    let mut tls = h2_tls(&pki, &app).await;
-    let block = [
-        field::POST,
-        field::HTTPS,
-        &field::path("/v1/ping"),
-        &authority(&app),
-        &field::literal("te", "gzip"),
-    ]
-    .concat();
-    tls.write_all(&preface_with_settings_and(
-        &NO_WINDOW,
-        headers(&block, END_HEADERS),
-    ))
-    .await
-    .unwrap();
+    let (_pki, _app, mut tls) =
+        malformed_to_a_client_without_window("h2-malformed-window", 60, field::POST, 0).await;
     // The server has read the preface and opened its connection window before the body.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let chunk = vec![b'x'; 16_384];
