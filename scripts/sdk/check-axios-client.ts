@@ -1,12 +1,15 @@
 // Calls the service through the typescript-axios client openapi-generator generated from the
-// 3.0.3 document a server serves, so the client's default base path is that server's
-// --public-url; tsc type-checks it (strict), then node runs it against that server: ping is a
-// ping object with pong true; an unknown path (the base path <origin>/nowhere/v1, given to that
-// one call) is a 404 read as the generated ErrorEnvelope, code resource_missing; and on a server
-// with a tiny quota, pings until one is refused (at most 20) give a 429 read the same way, code
-// rate_limited, with a Retry-After of whole seconds, at least 1. Each error's request id has
-// the documented form and is the one the Service-Request-Id header carries.
-// PARTNER_API_ORIGIN names the server whose document the client was generated from.
+// 3.0.3 document a server serves, through the stand-in balancer that document names as its
+// server (scripts/check-sdks), so the client's default base path is the balancer; tsc
+// type-checks it (strict), then node runs it: ping is a ping object with pong true; an unknown
+// path (the base path <origin>/nowhere/v1, given to that one call) is a 404 read as the
+// generated ErrorEnvelope, code resource_missing; on a server with a tiny quota, pings until
+// one is refused (at most 20) give a 429 read the same way, code rate_limited, with a
+// Retry-After of whole seconds, at least 1; the balancer's HTML 503 is an AxiosError with
+// status 503 and the HTML as its data, a value to retry; and after Retry-After seconds the
+// retried ping answers again. Each error's request id has the documented form and is the one
+// the Service-Request-Id header carries.
+// PARTNER_API_ORIGIN: the stand-in's origin, the one the served document names.
 import { isAxiosError, type AxiosResponse } from "axios";
 import { BASE_PATH } from "./generated/base.js";
 import {
@@ -83,6 +86,7 @@ try {
   console.log(`ok: typescript-axios: 404 read: code ${envelope.error.code}, request id ${envelope.error.request_id}`);
 }
 
+let retryAfterSeconds = NaN;
 for (let attempt = 1; ; attempt++) {
   try {
     await api.ping();
@@ -97,7 +101,26 @@ for (let attempt = 1; ; attempt++) {
       `ok: typescript-axios: 429 read after ${attempt} pings: code ${envelope.error.code}, ` +
         `request id ${envelope.error.request_id}, Retry-After ${retryAfter}`,
     );
+    retryAfterSeconds = retryAfter;
     break;
   }
   if (attempt === 20) fail("20 pings in a row were answered: is the server's quota tiny?");
 }
+
+await fetch(`${origin}/standin/unavailable`, { method: "POST" });
+try {
+  await api.ping();
+  fail("the balancer's 503 was answered as a ping");
+} catch (caught) {
+  const status = isAxiosError(caught) ? caught.response?.status : undefined;
+  const data: unknown = isAxiosError(caught) ? caught.response?.data : undefined;
+  if (status !== 503 || typeof data !== "string" || !data.startsWith("<html>")) {
+    fail(`the balancer's 503: ${describe(caught)}`);
+  }
+}
+console.log("ok: typescript-axios: the balancer's HTML 503 is an AxiosError to retry, its body left as text");
+
+await new Promise((resolve) => setTimeout(resolve, retryAfterSeconds * 1000));
+const again = await api.ping().catch((caught: unknown) => fail(`retried ping: ${describe(caught)}`));
+if (again.data.pong !== true) fail(`retried ping: ${JSON.stringify(again.data)}`);
+console.log("ok: typescript-axios: the retried ping answered");

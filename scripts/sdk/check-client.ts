@@ -1,38 +1,76 @@
-// Calls the service through openapi-fetch with the types openapi-typescript generated from
-// openapi/v1.yaml; tsc type-checks it (strict), then node runs it against a server: ping is a
-// ping object with pong true, and a method ping does not answer (405) and an unknown path (404)
-// are read as the error object, with its code and the request id of the response header.
+// Calls the service through openapi-fetch with the types openapi-typescript generated from the
+// 3.1 document a server serves, through the stand-in balancer that document names as its server
+// (scripts/check-sdks); tsc type-checks it (strict), then node runs it:
+// - the base URL is the document's server URL as it stands (openapi-typescript generates types
+//   only, so openapi-fetch's createClient takes it from the caller: `servers[0].url`, nothing
+//   added by hand);
+// - ping is a ping object with pong true;
+// - pings until one is refused (at most 20) give a 429 whose `error` is the typed ErrorEnvelope,
+//   code rate_limited, the request id of the Service-Request-Id header, a Retry-After of whole
+//   seconds, at least 1;
+// - the balancer's HTML 503 is returned as `error` (its text), not thrown: a value to retry;
+// - after Retry-After seconds the retried ping answers again.
+// PARTNER_API_ORIGIN: the stand-in's origin; PARTNER_API_DOCUMENT: the served document (JSON).
+import { readFileSync } from "node:fs";
 import createClient from "openapi-fetch";
 import type { components, paths } from "./schema.js";
 
 type ErrorEnvelope = components["schemas"]["ErrorEnvelope"];
+const REQUEST_ID = /^req_[0-9a-f]{32}$/;
+
+function fail(message: string): never {
+  console.error(`FAIL: openapi-fetch client: ${message}`);
+  process.exit(1);
+}
 
 const origin = process.env.PARTNER_API_ORIGIN;
-if (!origin) throw new Error("PARTNER_API_ORIGIN is not set");
-const client = createClient<paths>({ baseUrl: `${origin}/v1` });
+const documentPath = process.env.PARTNER_API_DOCUMENT;
+if (!origin || !documentPath) fail("PARTNER_API_ORIGIN and PARTNER_API_DOCUMENT must be set");
+const document = JSON.parse(readFileSync(documentPath, "utf8")) as { servers: Array<{ url: string }> };
+const baseUrl = document.servers[0].url;
+if (baseUrl !== `${origin}/v1`) fail(`the document's server is ${baseUrl}, expected ${origin}/v1`);
+const client = createClient<paths>({ baseUrl });
 
-const { data, error, response } = await client.GET("/ping");
-if (error !== undefined) {
-  const envelope: ErrorEnvelope = error;
-  throw new Error(`ping failed: ${envelope.error.code} (${envelope.error.request_id})`);
+const first = await client.GET("/ping");
+if (first.error !== undefined || first.data === undefined) fail(`ping: ${first.response.status}`);
+if (first.response.status !== 200 || first.data.object !== "ping" || first.data.pong !== true) {
+  fail(`unexpected ping answer: ${first.response.status} ${JSON.stringify(first.data)}`);
 }
-const pong: boolean = data.pong;
-if (response.status !== 200 || data.object !== "ping" || pong !== true) {
-  throw new Error(`unexpected ping answer: ${response.status} ${JSON.stringify(data)}`);
-}
-console.log(`ok: ping answered pong ${pong} (${response.headers.get("service-request-id")})`);
+console.log(`ok: openapi-fetch: ping answered pong ${first.data.pong} (base URL ${baseUrl})`);
 
-// Paths and methods outside the document: the error body is the same documented object.
-const checks: Array<[string, string, string, number]> = [
-  ["DELETE", "/v1/ping", "method_not_allowed", 405],
-  ["GET", "/v1/pings", "resource_missing", 404],
-];
-for (const [method, path, code, status] of checks) {
-  const answer = await fetch(`${origin}${path}`, { method });
-  const envelope = (await answer.json()) as ErrorEnvelope;
-  const requestId = answer.headers.get("service-request-id");
-  if (answer.status !== status || envelope.error.code !== code || envelope.error.request_id !== requestId) {
-    throw new Error(`unexpected ${method} ${path} answer: ${answer.status} ${JSON.stringify(envelope)}`);
+let retryAfter = NaN;
+for (let attempt = 1; ; attempt++) {
+  const { error, response } = await client.GET("/ping");
+  if (error !== undefined) {
+    const envelope: ErrorEnvelope = error;
+    const requestId = response.headers.get("service-request-id");
+    if (response.status !== 429 || envelope.error.code !== "rate_limited") {
+      fail(`refused ping: ${response.status} ${JSON.stringify(envelope)}`);
+    }
+    if (!REQUEST_ID.test(envelope.error.request_id) || envelope.error.request_id !== requestId) {
+      fail(`refused ping: request_id ${envelope.error.request_id}, header ${requestId}`);
+    }
+    const header = response.headers.get("retry-after") ?? "";
+    retryAfter = /^[0-9]+$/.test(header) ? Number(header) : NaN;
+    if (!(retryAfter >= 1)) fail(`refused ping: Retry-After ${header} is not whole seconds >= 1`);
+    console.log(
+      `ok: openapi-fetch: 429 read after ${attempt} pings: code ${envelope.error.code}, ` +
+        `request id ${envelope.error.request_id}, Retry-After ${retryAfter}`,
+    );
+    break;
   }
-  console.log(`ok: ${status} read: code ${envelope.error.code}, request id ${envelope.error.request_id}`);
+  if (attempt === 20) fail("20 pings in a row were answered: is the server's quota tiny?");
 }
+
+await fetch(`${origin}/standin/unavailable`, { method: "POST" });
+const unavailable = await client.GET("/ping");
+const body: unknown = unavailable.error;
+if (unavailable.response.status !== 503 || typeof body !== "string" || !body.startsWith("<html>")) {
+  fail(`the balancer's 503: ${unavailable.response.status} ${JSON.stringify(body)}`);
+}
+console.log("ok: openapi-fetch: the balancer's HTML 503 is returned as an error to retry, not thrown");
+
+await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000));
+const again = await client.GET("/ping");
+if (again.response.status !== 200 || again.data?.pong !== true) fail(`retried ping: ${again.response.status}`);
+console.log("ok: openapi-fetch: the retried ping answered");

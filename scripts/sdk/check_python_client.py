@@ -1,37 +1,71 @@
-"""Uses the Python client generated from openapi/v1.yaml against a running server: ping
-returns pong true, and a 405 and a 404 are parsed into the error model with their code and
-request id (a code is an open string: new codes are additive). Usage: check_python_client.py <generated package's parent dir> <server origin>."""
+"""Uses the client openapi-python-client generated from the 3.1 document a server serves, called
+through the stand-in balancer that document names as its server (scripts/check-sdks):
 
+- its base URL is the document's server URL as it stands (openapi-python-client's `Client`
+  takes no default: the caller passes `servers[0].url`, nothing added by hand);
+- ping answers pong true;
+- pings until one is refused (at most 20) give a 429 parsed into the generated ErrorEnvelope,
+  code rate_limited, the request id of the Service-Request-Id header, a Retry-After of whole
+  seconds, at least 1;
+- the balancer's HTML 503 is an answer with status 503 and nothing parsed, raised by nothing
+  (with raise_on_unexpected_status=True as well): a value to retry;
+- after Retry-After seconds the retried ping answers again.
+Usage: check_python_client.py <generated package's parent dir> <served document> <origin>."""
+
+import re
 import sys
+import time
+import urllib.request
+
+import yaml
 
 sys.path.insert(0, sys.argv[1])
-origin = sys.argv[2]
+document = yaml.safe_load(open(sys.argv[2]))
+origin = sys.argv[3]
 
 from partner_api_client import Client  # noqa: E402
 from partner_api_client.api.utility import ping  # noqa: E402
 from partner_api_client.models import ErrorEnvelope, Ping, PingObject  # noqa: E402
 
-client = Client(base_url=f"{origin}/v1", raise_on_unexpected_status=True)
+REQUEST_ID = re.compile(r"^req_[0-9a-f]{32}$")
+
+base_url = document["servers"][0]["url"]
+assert base_url == f"{origin}/v1", base_url
+client = Client(base_url=base_url, raise_on_unexpected_status=True)
 
 answer = ping.sync_detailed(client=client)
 assert answer.status_code == 200, answer
 assert isinstance(answer.parsed, Ping), answer.parsed
 assert answer.parsed.pong is True and answer.parsed.object_ == PingObject.PING, answer.parsed
-print(f"ok: ping answered pong {answer.parsed.pong}")
+print(f"ok: openapi-python-client: ping answered pong {answer.parsed.pong} (base URL {base_url})")
 
-# A method ping does not answer: the generated parser maps the documented 405 to the model.
-http = client.get_httpx_client()
-refused = http.post("/ping")
-parsed = ping._parse_response(client=client, response=refused)
-assert isinstance(parsed, ErrorEnvelope), parsed
-assert parsed.error.code == "method_not_allowed", parsed.error.code
-assert parsed.error.request_id == refused.headers["service-request-id"], parsed.error
-print(f"ok: 405 parsed: code {parsed.error.code}, request id {parsed.error.request_id}")
+for attempt in range(1, 21):
+    refused = ping.sync_detailed(client=client)
+    if refused.status_code != 200:
+        break
+else:
+    raise AssertionError("20 pings in a row were answered: is the server's quota tiny?")
+assert refused.status_code == 429, refused
+envelope = refused.parsed
+assert isinstance(envelope, ErrorEnvelope), envelope
+assert envelope.error.code == "rate_limited", envelope.error
+assert REQUEST_ID.match(envelope.error.request_id), envelope.error
+assert envelope.error.request_id == refused.headers["service-request-id"], envelope.error
+retry_after = refused.headers["retry-after"]
+assert retry_after.isdigit() and int(retry_after) >= 1, retry_after
+print(
+    f"ok: openapi-python-client: 429 parsed after {attempt} pings: code {envelope.error.code}, "
+    f"request id {envelope.error.request_id}, Retry-After {retry_after}"
+)
 
-# An unknown path: the error body is the same model.
-missing = http.get("/pings")
-assert missing.status_code == 404, missing
-envelope = ErrorEnvelope.from_dict(missing.json())
-assert envelope.error.code == "resource_missing", envelope.error.code
-assert envelope.error.request_id == missing.headers["service-request-id"], envelope.error
-print(f"ok: 404 parsed: code {envelope.error.code}, request id {envelope.error.request_id}")
+urllib.request.urlopen(urllib.request.Request(f"{origin}/standin/unavailable", method="POST"))
+unavailable = ping.sync_detailed(client=client)
+assert unavailable.status_code == 503, unavailable
+assert unavailable.parsed is None, unavailable.parsed
+assert unavailable.content.startswith(b"<html>"), unavailable.content
+print("ok: openapi-python-client: the balancer's HTML 503 is an answer to retry, nothing parsed")
+
+time.sleep(int(retry_after))
+again = ping.sync_detailed(client=client)
+assert again.status_code == 200 and isinstance(again.parsed, Ping), again
+print("ok: openapi-python-client: the retried ping answered")

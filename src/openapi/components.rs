@@ -33,6 +33,20 @@ pub const CONVENTION_HEADERS: [&str; 4] = [
 /// Name of the response a status the operation does not list is answered with.
 const DEFAULT_ERROR: &str = "Error";
 
+/// The statuses a balancer or proxy in front of the service answers with when the service
+/// cannot: never the service itself (the catalogue has no row for them, a test below holds
+/// that). Each is declared on every operation without content, because such an answer's body
+/// is whatever the balancer writes, often HTML: a generated client then hands it back as an
+/// error value to retry instead of parsing it as the error envelope, as `default` would have it
+/// do (openapi-python-client raised `JSONDecodeError` on a balancer's HTML 503). Declared
+/// beside `default`, not instead of it: removing `default` would remove the error envelope
+/// from the responses a released client was generated with, which v1 promises not to do.
+const GATEWAY_STATUSES: [StatusCode; 3] = [
+    StatusCode::BAD_GATEWAY,
+    StatusCode::SERVICE_UNAVAILABLE,
+    StatusCode::GATEWAY_TIMEOUT,
+];
+
 /// Adds the shared headers and error responses to `components`.
 pub fn add_to(components: &mut Components) {
     for (name, header) in headers() {
@@ -45,6 +59,11 @@ pub fn add_to(components: &mut Components) {
             .responses
             .insert(headers_only_name(&name), RefOr::T(headers_only(&response)));
         components.responses.insert(name, RefOr::T(response));
+    }
+    for status in GATEWAY_STATUSES {
+        components
+            .responses
+            .insert(response_name(status), RefOr::T(gateway_response(status)));
     }
     let default = default_response();
     components.responses.insert(
@@ -63,8 +82,10 @@ pub fn header_ref(name: &str) -> RefOr<Header> {
 
 /// The error responses of an operation, as references: one per status of the catalogue
 /// (`404` only where the path names a resource, `/things/{thing}`, which may not exist; a path
-/// without parameters always does), and `default` for any other status, so that a generated
-/// client reads every error into the same type. `headers_only` for a `HEAD` operation.
+/// without parameters always does), the statuses only a balancer in front answers with
+/// (`GATEWAY_STATUSES`, without content), and `default` for any other status, so that a
+/// generated client reads every error of the service into the same type. `headers_only` for a
+/// `HEAD` operation.
 pub fn error_responses(
     names_a_resource: bool,
     headers_only: bool,
@@ -77,6 +98,12 @@ pub fn error_responses(
         };
         RefOr::Ref(Ref::from_response_name(name))
     };
+    let gateway = GATEWAY_STATUSES.into_iter().map(|status| {
+        (
+            status.as_str().to_owned(),
+            RefOr::Ref(Ref::from_response_name(response_name(status))),
+        )
+    });
     error_statuses()
         .into_iter()
         .filter(|status| names_a_resource || *status != StatusCode::NOT_FOUND)
@@ -86,6 +113,7 @@ pub fn error_responses(
                 reference(&response_name(status)),
             )
         })
+        .chain(gateway)
         .chain([("default".to_owned(), reference(DEFAULT_ERROR))])
         .collect()
 }
@@ -267,6 +295,20 @@ fn default_response() -> Response {
     response
 }
 
+/// The response a balancer gives for the service with `status`: described, without content or
+/// headers, since nothing of it is the service's. One form serves `GET` and `HEAD` alike.
+fn gateway_response(status: StatusCode) -> Response {
+    ResponseBuilder::new()
+        .description(format!(
+            "Not an answer of the service: a balancer or proxy in front of it answered `{status}` \
+             for it (the service was restarting, overloaded or out of reach). The body, often \
+             HTML, is not the error envelope, and none of the headers above is promised. Retry \
+             with backoff, as the guide's \"Retries and backoff\" says.",
+            status = status.as_str(),
+        ))
+        .build()
+}
+
 /// A representative error of `code` for the document's examples.
 fn example_error(code: ErrorCode) -> ApiError {
     match code {
@@ -283,6 +325,14 @@ fn example_error(code: ErrorCode) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_service_never_answers_a_gateway_status() {
+        for status in GATEWAY_STATUSES {
+            assert_eq!(ErrorCode::for_status(status), None, "{status}");
+            assert!(!error_statuses().contains(&status), "{status}");
+        }
+    }
 
     #[test]
     fn response_names_are_the_reason_phrases_in_camel_case() {

@@ -241,7 +241,10 @@ with `parameter_unknown`, never ignored. `HEAD` is answered wherever `GET` is.
 `message` is for people and may change. A path that does not exist answers `404` with code \
 `resource_missing`, whatever the method; an existing path answers `405` \
 `method_not_allowed`, with an `Allow` header, for a method it does not support. Every code is \
-explained, with what to do about it, at `/docs/errors`.
+explained, with what to do about it, at `/docs/errors`. Each operation lists every status the \
+service answers it with; an answer with any other status (a balancer's `502`, `503` or `504`, \
+often HTML) did not come from the service: treat it as a transient failure and retry with \
+backoff.
 
 **Rate limits.** Each client (an IPv4 address, or an IPv6 /64) has a quota: by default 10 \
 requests per second sustained, with bursts of up to 50. Every response carries the IETF quota \
@@ -253,7 +256,7 @@ quota fields are absent on the few answers given before a request is counted, to
 the service could not read (`400`, `408`, `414`, `431`), so a client must not rely on them.";
 
 /// Adds to every operation of `item` what the request conventions give it: the convention
-/// headers on its own responses, the shared error responses and `default`, and an explicit
+/// headers on its own responses, the shared error responses, and an explicit
 /// empty `security` where it declared none is needed; then its `HEAD` twin.
 fn document_conventions(item: &mut PathItem, names_a_resource: bool) {
     for operation in operations_mut(item) {

@@ -1,12 +1,15 @@
 // Calls a running partner-api through the client openapi-generator (`go`) generated from the
-// 3.0.3 document that server serves, so the client's default server is that server's
-// --public-url: ping is a ping object with pong true; an unknown path (a second client whose
-// one server is <origin>/nowhere/v1) is a 404 read as the generated
-// ErrorEnvelope, code resource_missing; and on a server with a tiny quota, pings until one is
-// refused (at most 20) give a 429 read the same way, code rate_limited, with a Retry-After
-// of whole seconds, at least 1. Each error's request id has the documented form and is the
-// one the Service-Request-Id header carries.
-// Usage: sdk-check-go <server origin> (the origin the generated client must default to).
+// 3.0.3 document that server serves, through the stand-in balancer the document names as its
+// server (scripts/check-sdks), so the client's default server is the balancer: ping is a ping
+// object with pong true; an unknown path (a second client whose one server is
+// <origin>/nowhere/v1) is a 404 read as the generated ErrorEnvelope, code resource_missing; on
+// a server with a tiny quota, pings until one is refused (at most 20) give a 429 read the same
+// way, code rate_limited, with a Retry-After of whole seconds, at least 1; the balancer's HTML
+// 503 is the generated GenericOpenAPIError with status 503: a value to retry, nothing parsed
+// into the envelope; and after Retry-After seconds the retried ping answers again. Each
+// error's request id has the documented form and is the one the Service-Request-Id header
+// carries.
+// Usage: sdk-check-go <origin> (the stand-in's, which the generated client must default to).
 package main
 
 import (
@@ -17,6 +20,8 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
+	"time"
 
 	"sdkcheck/partnerapi"
 )
@@ -91,6 +96,7 @@ func main() {
 	envelope := errorEnvelope("unknown path", response, err, http.StatusNotFound, "resource_missing")
 	fmt.Printf("ok: go: 404 read: code %s, request id %s\n", envelope.Error.GetCode(), envelope.Error.GetRequestId())
 
+	retryAfterSeconds := 0
 	for attempt := 1; ; attempt++ {
 		_, response, err = api.Ping(ctx).Execute()
 		if err == nil {
@@ -106,6 +112,29 @@ func main() {
 		}
 		fmt.Printf("ok: go: 429 read after %d pings: code %s, request id %s, Retry-After %d\n",
 			attempt, envelope.Error.GetCode(), envelope.Error.GetRequestId(), retryAfter)
+		retryAfterSeconds = retryAfter
 		break
 	}
+
+	control, err := http.Post(origin+"/standin/unavailable", "text/plain", nil)
+	if err != nil || control.StatusCode != http.StatusNoContent {
+		fail("the stand-in did not take its control: %v", err)
+	}
+	control.Body.Close()
+	_, response, err = api.Ping(ctx).Execute()
+	var apiError *partnerapi.GenericOpenAPIError
+	if !errors.As(err, &apiError) || response == nil || response.StatusCode != http.StatusServiceUnavailable {
+		fail("the balancer's 503: %v (%v)", err, response)
+	}
+	if _, parsed := apiError.Model().(partnerapi.ErrorEnvelope); parsed || !strings.HasPrefix(string(apiError.Body()), "<html>") {
+		fail("the balancer's 503 was read as %T, body %q", apiError.Model(), apiError.Body())
+	}
+	fmt.Println("ok: go: the balancer's HTML 503 is a GenericOpenAPIError to retry, nothing parsed")
+
+	time.Sleep(time.Duration(retryAfterSeconds) * time.Second)
+	ping, _, err = api.Ping(ctx).Execute()
+	if err != nil || !ping.GetPong() {
+		fail("retried ping: %v", err)
+	}
+	fmt.Println("ok: go: the retried ping answered")
 }
