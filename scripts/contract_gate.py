@@ -10,7 +10,8 @@ schema (the generated type disappears), a changed `format` (the generated type c
 date-time to date), and a removed response header.
 
     contract_gate.py check BEFORE AFTER     report; exit 1 on a breaking change
-    contract_gate.py changes BEFORE AFTER   the change record as a JSON list of lines
+    contract_gate.py changes BEFORE AFTER   the change record as a JSON list of lines, and the
+                                            part of it that is no edit of wording
     contract_gate.py fixtures DIR           DIR/breaking/* must fail, DIR/additive/* must pass
     contract_gate.py release DATE NOTE...   record a release: gate both documents against
                                             openapi/released/, append the notes (one sentence
@@ -201,6 +202,53 @@ def flatten(node, trail=()):
     return lines
 
 
+# Keys that document rather than define: what a client sends and receives is the same
+# whatever they say. Removed before a second comparison (a description or summary, which a
+# response must have, made the same everywhere instead), so that a release can tell a change
+# of the contract from an edit of its wording.
+WORDING_KEYS = {"description", "summary", "example", "examples", "x-codeSamples", "externalDocs"}
+REQUIRED_WORDING = {"description", "summary"}
+# Keys whose values map names (a property, a path, a header...) to objects: a member called
+# `description` there is a name, not wording, and is kept.
+NAME_MAPS = {
+    "properties", "patternProperties", "paths", "headers", "responses", "schemas",
+    "parameters", "links", "callbacks", "variables", "securitySchemes", "content",
+    "encoding", "requestBodies", "$defs", "definitions", "dependentSchemas", "webhooks",
+}
+
+
+def without_wording(node, names=False):
+    """`node` without its wording (WORDING_KEYS), literal values (LITERAL_KEYS) left whole."""
+    if isinstance(node, list):
+        return [without_wording(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    kept = {}
+    for key, value in node.items():
+        if not names and key in REQUIRED_WORDING and isinstance(value, str):
+            kept[key] = "-"
+            continue
+        if not names and key in WORDING_KEYS:
+            continue
+        if not names and key in LITERAL_KEYS:
+            kept[key] = value
+        else:
+            kept[key] = without_wording(value, names=not names and key in NAME_MAPS)
+    return kept
+
+
+def contract_changes(before, after):
+    """The changes that are not edits of wording: those still found once both documents have
+    lost their descriptions, summaries and examples."""
+    with tempfile.TemporaryDirectory() as scratch:
+        stripped = []
+        for name, document in (("before.yaml", before), ("after.yaml", after)):
+            target = Path(scratch, name)
+            target.write_text(yaml.safe_dump(without_wording(load(document)), sort_keys=False))
+            stripped.append(target)
+        return changes(*stripped)
+
+
 def changes(before, after):
     result = optic(before, after, "--json")
     if result.returncode not in (0, 1):
@@ -242,7 +290,8 @@ RECORD = ROOT / "openapi/changelog.json"
 
 def release(date, notes):
     """Gates both documents against the released ones, appends the notes and the changes of the
-    3.1 document (the 3.0.3 rendition says the same) to the record, regenerates both documents
+    3.1 document (the 3.0.3 rendition says the same), all of them and those that are no edit of
+    wording, to the record, regenerates both documents
     (the record sets their revision) and makes them the new baseline. The first release is
     compared with an empty document, so it lists every operation."""
     day = None
@@ -270,10 +319,13 @@ def release(date, notes):
             baseline = Path(scratch, "empty.yaml")
             baseline.write_text("openapi: 3.1.0\ninfo: {title: none, version: '0'}\npaths: {}\n")
         listed = changes(baseline, ROOT / "openapi" / DOCUMENTS[0])
+        contract = contract_changes(baseline, ROOT / "openapi" / DOCUMENTS[0])
     if not listed:
         print("nothing to release: openapi/v1.yaml is the released document")
         return 0
-    record["releases"].append({"date": date, "notes": notes, "changes": listed})
+    record["releases"].append(
+        {"date": date, "notes": notes, "changes": listed, "contract_changes": contract}
+    )
     RECORD.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     # The record is compiled in and names the revision: the documents change with it (only
     # their info.version does; should the regeneration fail, the record is put back).
@@ -310,7 +362,10 @@ def main(argv):
             print(f"    + {line}")
         return 0
     if command == "changes" and len(argv) == 4:
-        print(json.dumps(changes(argv[2], argv[3]), indent=2))
+        print(json.dumps({
+            "changes": changes(argv[2], argv[3]),
+            "contract_changes": contract_changes(argv[2], argv[3]),
+        }, indent=2))
         return 0
     if command == "fixtures" and len(argv) == 3:
         failures = 0

@@ -4,7 +4,9 @@
 // pages, the changelog and both OpenAPI documents (each answering 200); it lists
 // ping with its summary, and "Execute" works at once (try-it-out is on from the first load),
 // showing 200 with pong true, the service-request-id header and the curl snippet of the
-// request. /docs/errors shows every code and /docs/errors#rate_limited scrolls to it. A repeat
+// request; the operation shows its code samples (x-codeSamples), each language's exactly, and
+// its shared error responses as one compact list linking each code, and the envelope, to
+// /docs/errors. /docs/errors shows every code and /docs/errors#rate_limited scrolls to it. A repeat
 // visit of /docs/ comes from the browser's cache or 304s: the bytes transferred are counted and
 // must be under a twentieth of the first visit's. Fails on any console error (a breach of the
 // Content-Security-Policy is one) and on any request that leaves the server's origin (the
@@ -302,6 +304,46 @@ try {
     problems.push(`the curl snippet is not the request: ${snippet}`);
   }
   await page.screenshot({ path: path.join(shots, "try-it-out.png"), fullPage: true });
+
+  // The code samples: one per language of the document's x-codeSamples, curl shown first,
+  // each button showing its language's sample exactly, naming the served origin.
+  const { paths } = await (await page.request.get(`${origin}/openapi/v1.json`)).json();
+  const pingGet = paths["/ping"].get;
+  const samples = ping.locator(".code-samples");
+  await expectVisible(page, samples.locator("pre.code-sample"), "the code samples");
+  const firstShown = await samples.locator("pre.code-sample").innerText();
+  if (firstShown.trim() !== pingGet["x-codeSamples"][0].source.trim()) {
+    problems.push(`the first sample shown is not ${pingGet["x-codeSamples"][0].label}: ${firstShown}`);
+  }
+  for (const sample of pingGet["x-codeSamples"]) {
+    const button = samples.getByRole("button", { name: sample.label, exact: true });
+    await button.click();
+    const shown = await samples.locator("pre.code-sample").innerText();
+    if ((await button.getAttribute("aria-pressed")) !== "true" || shown.trim() !== sample.source.trim()) {
+      problems.push(`the ${sample.label} button shows: ${shown}`);
+    }
+    if (!shown.includes(`${origin}/v1/ping`)) problems.push(`the ${sample.label} sample does not call ${origin}/v1/ping`);
+  }
+  // The shared errors: no response block of their own, one compact list whose codes link to
+  // their entries on /docs/errors, and the envelope to that page, which shows it.
+  for (const status of Object.keys(pingGet.responses).filter((status) => !status.startsWith("2"))) {
+    if ((await ping.locator(`.responses-table tr.response[data-code="${status}"]`).count()) !== 0) {
+      problems.push(`ping renders a response block for ${status}, not only the compact list`);
+    }
+  }
+  const sharedErrors = ping.locator(".shared-errors");
+  await expectVisible(page, sharedErrors, "the compact list of shared errors");
+  for (const code of codes.filter((code) => code !== "resource_missing")) {
+    if ((await sharedErrors.locator(`a[href="errors#${code}"]`).count()) !== 1) {
+      problems.push(`the compact error list has no link to errors#${code}`);
+    }
+  }
+  for (const status of ["502", "503", "504"]) {
+    if (!(await sharedErrors.innerText()).includes(status)) problems.push(`the compact error list omits ${status}`);
+  }
+  if ((await sharedErrors.getByRole("link", { name: "error envelope", exact: true }).getAttribute("href")) !== "errors") {
+    problems.push("the compact error list does not link the error envelope to the errors page, which shows it");
+  }
 
   // A repeat visit, as a partner coming back: from the cache, or 304s.
   const again = await context.newPage();

@@ -3,7 +3,8 @@
 //! (byte for byte what `partner-api openapi` prints), its 3.0.3 rendition at
 //! `/openapi/v1.oas30.json` and `/openapi/v1.oas30.yaml`, the hosted reference at `/docs/`
 //! (Swagger UI, vendored into the binary, so nothing is fetched from another origin), the
-//! error pages at `/docs/errors` and the changelog at `/docs/changelog`. These routes are not
+//! error pages at `/docs/errors` and the changelog at `/docs/changelog`, with its Atom feed at
+//! `/docs/changelog.atom`. These routes are not
 //! API operations, so they are mounted on the plain actix-web app and stay out of the OpenAPI
 //! document on purpose. Every file is rendered once, on first use, and served by
 //! [`static_file`]: compressed, cacheable with validators, `HEAD` wherever `GET`.
@@ -33,6 +34,8 @@ pub const OAS30_JSON_PATH: &str = "/openapi/v1.oas30.json";
 pub const OAS30_YAML_PATH: &str = "/openapi/v1.oas30.yaml";
 pub const ERRORS_PATH: &str = "/docs/errors";
 pub const CHANGELOG_PATH: &str = "/docs/changelog";
+/// The changelog as an Atom feed, which every page names as its `alternate`.
+pub const CHANGELOG_FEED_PATH: &str = "/docs/changelog.atom";
 /// The partners' guide: where the document's `externalDocs` and `info.contact` point.
 pub const GUIDE_PATH: &str = openapi::GUIDE_PATH;
 pub const REFERENCE_PATH: &str = "/docs/";
@@ -62,7 +65,7 @@ const SWAGGER_UI_FILES: [&str; 3] = [
 
 /// Every path served here; each answers `GET` and `HEAD` (for the route table's 405 answers,
 /// the metrics labels and the test that walks every route).
-pub const PATHS: [&str; 17] = [
+pub const PATHS: [&str; 18] = [
     DOCUMENT_JSON_PATH,
     DOCUMENT_YAML_PATH,
     OAS30_JSON_PATH,
@@ -74,6 +77,7 @@ pub const PATHS: [&str; 17] = [
     REFERENCE_PATH,
     ERRORS_PATH,
     CHANGELOG_PATH,
+    CHANGELOG_FEED_PATH,
     GUIDE_PATH,
     "/docs/docs.css",
     "/docs/reference.js",
@@ -177,6 +181,14 @@ fn render_files(public_origin: Option<&str>) -> HashMap<&'static str, StaticFile
         (
             CHANGELOG_PATH,
             StaticFile::new(HTML, Lifetime::Revalidate, changelog::changelog_page()),
+        ),
+        (
+            CHANGELOG_FEED_PATH,
+            StaticFile::new(
+                "application/atom+xml",
+                Lifetime::Revalidate,
+                changelog::changelog_feed(public_origin.unwrap_or(openapi::EXAMPLE_ORIGIN)),
+            ),
         ),
         (
             GUIDE_PATH,

@@ -96,13 +96,18 @@ const NAVIGATION: &str = r#"<nav class="site">
 </nav>
 "#;
 
+/// Every page names the changelog's feed as its alternate, so a feed reader given any page of
+/// the documentation finds it.
+const FEED_LINK: &str = "<link rel=\"alternate\" type=\"application/atom+xml\" \
+                         title=\"partner-api changelog\" href=\"changelog.atom\">\n";
+
 /// A whole page under `/docs/`: `title`, the shared stylesheet and navigation, and `body`.
 pub fn page(title: &str, body: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <link rel=\"icon\" type=\"image/png\" href=\"favicon-32x32.png\">\n\
-         <link rel=\"stylesheet\" href=\"docs.css\">\n<title>{title} · partner-api</title>\n\
+         <link rel=\"stylesheet\" href=\"docs.css\">\n{FEED_LINK}<title>{title} · partner-api</title>\n\
          </head>\n<body>\n{NAVIGATION}<main>\n{body}</main>\n</body>\n</html>\n",
         title = escape(title),
     )
@@ -120,7 +125,7 @@ pub fn reference_page() -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <link rel=\"icon\" type=\"image/png\" href=\"favicon-32x32.png\">\n\
          <link rel=\"stylesheet\" href=\"swagger-ui.css\">\n\
-         <link rel=\"stylesheet\" href=\"docs.css\">\n\
+         <link rel=\"stylesheet\" href=\"docs.css\">\n{FEED_LINK}\
          <title>API reference · partner-api</title>\n</head>\n<body class=\"reference\">\n\
          {NAVIGATION}<header class=\"reference\">\n\
          <h1>partner-api reference</h1>\n\

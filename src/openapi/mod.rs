@@ -3,10 +3,12 @@
 //! uses and adds what the request conventions give every operation, so the document cannot
 //! describe routes the server does not have: the pinned `info`, the `/v1` server, the error
 //! responses (from the error catalogue, with their headers and examples), the headers every
-//! response carries, and the HEAD twin of every GET. `openapi/v1.yaml` is exactly
+//! response carries, the HEAD twin of every GET, and each operation's code samples
+//! (`x-codeSamples`, [`code_samples`]). `openapi/v1.yaml` is exactly
 //! [`to_yaml`]'s output; a test fails when the two differ. [`oas30`] derives the 3.0.3
 //! rendition, `openapi/v1.oas30.yaml`, for generators that read 3.0 only.
 
+mod code_samples;
 mod components;
 mod deprecation;
 pub mod oas30;
@@ -83,8 +85,6 @@ pub fn to_json(document: &OpenApi) -> String {
 
 fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)]) -> OpenApi {
     api.info = info();
-    // The placeholder origin, which a served document replaces (`for_origin`).
-    let mut api = for_origin(api, EXAMPLE_ORIGIN);
     api.tags = Some(tags_in_use(&api, tags));
 
     let components = api.components.get_or_insert_with(Components::new);
@@ -120,7 +120,9 @@ fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)
         deprecation::add_headers(components);
     }
     drop_unused_responses(&mut api);
-    api
+    // The placeholder origin, which a served document replaces (`for_origin`); last, because
+    // the code samples are written from the finished operations.
+    for_origin(api, EXAMPLE_ORIGIN)
 }
 
 /// Removes the shared responses no operation refers to: `NotFound` stays out until a path
@@ -135,9 +137,10 @@ fn drop_unused_responses(api: &mut OpenApi) {
 }
 
 /// The document as served by a server whose partners reach it at `origin`: the same, with
-/// `origin` in its server's URL, so that a client generated from the served document calls
-/// the right host without being told.
+/// `origin` in its server's URL and in every code sample, so that a client generated from the
+/// served document, or a sample copied from it, calls the right host without being told.
 pub fn for_origin(mut document: OpenApi, origin: &str) -> OpenApi {
+    code_samples::add_to(&mut document, &format!("{origin}{API_PREFIX}"));
     document.servers = Some(vec![server(origin)]);
     document.external_docs = Some(guide(origin));
     document.info.contact = Some(contact(origin));

@@ -25,6 +25,19 @@ pub struct Release {
     pub notes: Vec<String>,
     /// One line per change, as the gate words it.
     pub changes: Vec<String>,
+    /// The changes that are no edit of wording: those the gate still finds once both
+    /// documents have lost their descriptions, summaries and examples.
+    pub contract_changes: Vec<String>,
+}
+
+impl Release {
+    /// The changes that only edit wording (descriptions, summaries, examples): what a client
+    /// sends and receives is the same.
+    pub fn wording_edits(&self) -> impl Iterator<Item = &String> {
+        self.changes
+            .iter()
+            .filter(|change| !self.contract_changes.contains(change))
+    }
 }
 
 /// The record; a record that does not parse is caught by a test before it ships.
@@ -75,6 +88,13 @@ mod tests {
             );
             for note in &release.notes {
                 assert!(note.ends_with('.'), "a note is a sentence: {note}");
+            }
+            for change in &release.contract_changes {
+                assert!(
+                    release.changes.contains(change),
+                    "{}: {change} is in the full list too",
+                    release.date
+                );
             }
         }
     }

@@ -302,17 +302,24 @@ fn every_example_in_the_document_matches_its_schema() {
 #[actix_web::test]
 async fn the_server_serves_the_committed_document() {
     let app = spawn_app().await;
-    // The committed document's placeholder origin, in its server, its guide and its contact,
-    // is the one thing a server replaces: with its listener's own origin here, no
-    // `--public-url` being set.
+    // The committed document's placeholder origin, in its server, its guide, its contact and
+    // its code samples, is the one thing a server replaces: with its listener's own origin
+    // here, no `--public-url` being set.
     let origin = format!("http://{}", app.local_addr);
     let committed =
         crate::helpers::as_served_at(&std::fs::read_to_string(COMMITTED_PATH).unwrap(), &origin);
-    let mut document = DOCUMENT.clone();
-    document["servers"][0]["url"] = format!("{origin}/v1").into();
-    document["externalDocs"]["url"] = format!("{origin}/docs/guide").into();
-    document["info"]["contact"]["url"] =
-        format!("{origin}/docs/guide#support-and-escalation").into();
+    let document: Value = yaml_serde::from_str(&committed).unwrap();
+    assert_eq!(document["servers"][0]["url"], format!("{origin}/v1"));
+    assert_eq!(
+        document["info"]["contact"]["url"],
+        format!("{origin}/docs/guide#support-and-escalation")
+    );
+    assert!(
+        document["paths"]["/ping"]["get"]["x-codeSamples"][0]["source"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("'{origin}/v1/ping'"))
+    );
 
     let yaml = app.get("/openapi/v1.yaml").await;
     assert_eq!(yaml.status, 200);

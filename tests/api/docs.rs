@@ -492,6 +492,58 @@ async fn the_changelog_lists_every_recorded_release() {
     }
 }
 
+/// The changelog's feed: Atom, one entry per release, newest first, with the listener's own
+/// origin in its links (no `--public-url` here), named as the alternate of every page.
+#[actix_web::test]
+async fn the_changelog_has_an_atom_feed_every_page_names() {
+    let app = spawn_app().await;
+    let origin = format!("http://{}", app.local_addr);
+    let feed = app.get(docs::CHANGELOG_FEED_PATH).await;
+    assert_eq!(feed.status, 200);
+    assert_eq!(feed.header("content-type"), "application/atom+xml");
+    let xml = feed.text();
+    assert!(xml.starts_with(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"en\">\n"
+    ));
+    assert!(xml.contains(&format!(
+        "<link rel=\"self\" type=\"application/atom+xml\" href=\"{origin}/docs/changelog.atom\"/>"
+    )));
+    let record: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(CHANGELOG_RECORD).unwrap()).unwrap();
+    let dates: Vec<&str> = record["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .map(|release| release["date"].as_str().unwrap())
+        .collect();
+    let ids: Vec<String> = xml
+        .split("<entry>\n")
+        .skip(1)
+        .map(|entry| {
+            let start = entry.find("<id>").unwrap() + "<id>".len();
+            entry[start..start + entry[start..].find("</id>").unwrap()].to_owned()
+        })
+        .collect();
+    let expected: Vec<String> = dates
+        .iter()
+        .map(|date| format!("{origin}/docs/changelog#{date}"))
+        .collect();
+    assert_eq!(ids, expected);
+    assert!(xml.ends_with("</feed>\n"));
+
+    let link = "<link rel=\"alternate\" type=\"application/atom+xml\" title=\"partner-api changelog\" href=\"changelog.atom\">";
+    for page in [
+        docs::REFERENCE_PATH,
+        docs::ERRORS_PATH,
+        docs::CHANGELOG_PATH,
+        docs::GUIDE_PATH,
+    ] {
+        let html = app.get(page).await.text();
+        assert!(html.contains(link), "{page}");
+    }
+}
+
 /// The README's first example is what a client sees: the same status line, the same header
 /// names (values such as the request id and the date vary) and the same body. It once left out
 /// the `RateLimit` headers every answer carries.

@@ -1,0 +1,281 @@
+//! The code samples every operation carries, as `x-codeSamples` (the extension Redocly and
+//! other references read; `/docs/` renders it with a small plugin of its own): the request in
+//! curl, in Python with its standard library only, and in TypeScript with `fetch` (Node 18 and
+//! later, and browsers). They are written from the document itself, the operation's method,
+//! path, path parameters' examples and body example and the document's server, so a sample
+//! never disagrees with the operation it shows, and a served document's samples name the
+//! origin it was served for. CI runs every sample of a served document against a release
+//! build (`scripts/check-code-samples`).
+
+use serde_json::{Value, json};
+use utoipa::openapi::path::{Operation, ParameterIn};
+use utoipa::openapi::{OpenApi, RefOr};
+
+/// The extension's name, as Redocly reads it.
+pub const EXTENSION: &str = "x-codeSamples";
+
+/// Seconds each sample waits for an answer: a sample a partner copies has a deadline too.
+const TIMEOUT_SECS: u32 = 10;
+
+/// Writes the samples of every operation of `document`, whose paths are relative to
+/// `base_url` (the server's URL), replacing any it had.
+pub fn add_to(document: &mut OpenApi, base_url: &str) {
+    for (path, item) in &mut document.paths.paths {
+        let operations = [
+            ("GET", &mut item.get),
+            ("PUT", &mut item.put),
+            ("POST", &mut item.post),
+            ("DELETE", &mut item.delete),
+            ("OPTIONS", &mut item.options),
+            ("HEAD", &mut item.head),
+            ("PATCH", &mut item.patch),
+            ("TRACE", &mut item.trace),
+        ];
+        for (method, operation) in operations {
+            if let Some(operation) = operation {
+                let request = Request::of(method, base_url, path, operation);
+                operation
+                    .extensions
+                    .get_or_insert_with(Default::default)
+                    .insert(EXTENSION.to_owned(), request.samples());
+            }
+        }
+    }
+}
+
+/// What a sample sends: the method, the URL with its path parameters filled in, and the JSON
+/// body, if the operation takes one.
+struct Request {
+    method: &'static str,
+    url: String,
+    body: Option<String>,
+}
+
+impl Request {
+    fn of(method: &'static str, base_url: &str, path: &str, operation: &Operation) -> Request {
+        let mut url = format!("{base_url}{path}");
+        for parameter in operation.parameters.iter().flatten() {
+            let RefOr::T(parameter) = parameter else {
+                continue;
+            };
+            if parameter.parameter_in == ParameterIn::Path
+                && let Some(example) = parameter.schema.as_ref().and_then(schema_example)
+            {
+                url = url.replace(&format!("{{{}}}", parameter.name), &example);
+            }
+        }
+        let body = operation
+            .request_body
+            .as_ref()
+            .and_then(|body| match body {
+                RefOr::T(body) => body.content.get("application/json"),
+                RefOr::Ref(_) => None,
+            })
+            .and_then(|content| match content {
+                RefOr::T(content) => content.example.clone(),
+                RefOr::Ref(_) => None,
+            })
+            .map(|example| example.to_string());
+        Request { method, url, body }
+    }
+
+    fn samples(&self) -> Value {
+        json!([
+            {"lang": "Shell", "label": "curl", "source": self.curl()},
+            {"lang": "Python", "label": "Python", "source": self.python()},
+            {"lang": "TypeScript", "label": "TypeScript", "source": self.typescript()},
+        ])
+    }
+
+    fn has_body_answer(&self) -> bool {
+        self.method != "HEAD"
+    }
+
+    /// `--include` shows the answer's headers (the request id, the quota) above its body.
+    fn curl(&self) -> String {
+        let mut command = format!("curl --silent --show-error --max-time {TIMEOUT_SECS}");
+        match self.method {
+            "HEAD" => command.push_str(" --head"),
+            "GET" => command.push_str(" --include"),
+            method => command.push_str(&format!(" --include --request {method}")),
+        }
+        if let Some(body) = &self.body {
+            command.push_str(&format!(
+                " \\\n  --header 'Content-Type: application/json' --data '{}'",
+                body.replace('\'', r"'\''")
+            ));
+        }
+        command.push_str(&format!(" \\\n  '{}'\n", self.url));
+        command
+    }
+
+    /// The standard library only, so the sample runs wherever Python 3 does; an error answer
+    /// (4xx, 5xx) is printed too, not raised, with its request id.
+    fn python(&self) -> String {
+        let mut source = String::new();
+        if self.body.is_some() || self.has_body_answer() {
+            source.push_str("import json\n");
+        }
+        source.push_str("import urllib.error\nimport urllib.request\n\n");
+        match &self.body {
+            Some(body) => source.push_str(&format!(
+                "request = urllib.request.Request(\n    {url},\n    method=\"{method}\",\n    \
+                 data=json.dumps({body}).encode(),\n    \
+                 headers={{\"Content-Type\": \"application/json\"}},\n)\n",
+                url = json!(self.url),
+                method = self.method,
+                body = python_literal(body),
+            )),
+            None => source.push_str(&format!(
+                "request = urllib.request.Request({url}, method=\"{method}\")\n",
+                url = json!(self.url),
+                method = self.method,
+            )),
+        }
+        let read = if self.has_body_answer() {
+            "\n    print(json.load(answer))"
+        } else {
+            ""
+        };
+        source.push_str(&format!(
+            "try:\n    answer = urllib.request.urlopen(request, timeout={TIMEOUT_SECS})\n\
+             except urllib.error.HTTPError as refused:  # 4xx and 5xx: the error envelope\n    \
+             answer = refused\n\
+             with answer:\n    \
+             print(answer.status, answer.headers[\"Service-Request-Id\"]){read}\n"
+        ));
+        source
+    }
+
+    /// `fetch`, with a deadline; the body is read as JSON only when it is JSON (a balancer in
+    /// front may answer HTML).
+    fn typescript(&self) -> String {
+        let mut options = format!("  method: \"{}\",\n", self.method);
+        if let Some(body) = &self.body {
+            options.push_str(&format!(
+                "  headers: {{ \"Content-Type\": \"application/json\" }},\n  body: JSON.stringify({body}),\n"
+            ));
+        }
+        options.push_str(&format!(
+            "  signal: AbortSignal.timeout({}),\n",
+            TIMEOUT_SECS * 1000
+        ));
+        let mut source = format!(
+            "const answer = await fetch({url}, {{\n{options}}});\n\
+             console.log(answer.status, answer.headers.get(\"Service-Request-Id\"));\n",
+            url = json!(self.url),
+        );
+        if self.has_body_answer() {
+            source.push_str(
+                "const json = answer.headers.get(\"Content-Type\")?.startsWith(\"application/json\");\n\
+                 console.log(json ? await answer.json() : await answer.text());\n",
+            );
+        }
+        source
+    }
+}
+
+/// The first example of a parameter's schema, as it goes into a URL.
+fn schema_example(schema: &RefOr<utoipa::openapi::schema::Schema>) -> Option<String> {
+    let schema = serde_json::to_value(schema).ok()?;
+    let example = schema
+        .get("examples")
+        .and_then(|examples| examples.get(0))
+        .or_else(|| schema.get("example"))?;
+    Some(match example {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    })
+}
+
+/// A JSON text as the Python literal `json.loads` would give: the same text but for `true`,
+/// `false` and `null`, which Python spells `True`, `False` and `None`.
+fn python_literal(json_text: &str) -> String {
+    let value: Value = serde_json::from_str(json_text).expect("the body example is JSON");
+    fn write(value: &Value) -> String {
+        match value {
+            Value::Null => "None".to_owned(),
+            Value::Bool(true) => "True".to_owned(),
+            Value::Bool(false) => "False".to_owned(),
+            Value::Number(number) => number.to_string(),
+            Value::String(_) => value.to_string(),
+            Value::Array(items) => {
+                format!(
+                    "[{}]",
+                    items.iter().map(write).collect::<Vec<_>>().join(", ")
+                )
+            }
+            Value::Object(fields) => format!(
+                "{{{}}}",
+                fields
+                    .iter()
+                    .map(|(key, value)| format!("{}: {}", Value::from(key.as_str()), write(value)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+    write(&value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(method: &'static str, body: Option<&str>) -> Request {
+        Request {
+            method,
+            url: "https://api.example.com/v1/things/th_1".to_owned(),
+            body: body.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn a_get_is_shown_with_its_headers_in_every_language() {
+        let get = request("GET", None);
+        assert_eq!(
+            get.curl(),
+            "curl --silent --show-error --max-time 10 --include \\\n  'https://api.example.com/v1/things/th_1'\n"
+        );
+        assert_eq!(
+            get.python(),
+            "import json\nimport urllib.error\nimport urllib.request\n\n\
+             request = urllib.request.Request(\"https://api.example.com/v1/things/th_1\", method=\"GET\")\n\
+             try:\n    answer = urllib.request.urlopen(request, timeout=10)\n\
+             except urllib.error.HTTPError as refused:  # 4xx and 5xx: the error envelope\n    answer = refused\n\
+             with answer:\n    print(answer.status, answer.headers[\"Service-Request-Id\"])\n    print(json.load(answer))\n"
+        );
+        assert_eq!(
+            get.typescript(),
+            "const answer = await fetch(\"https://api.example.com/v1/things/th_1\", {\n  method: \"GET\",\n  \
+             signal: AbortSignal.timeout(10000),\n});\n\
+             console.log(answer.status, answer.headers.get(\"Service-Request-Id\"));\n\
+             const json = answer.headers.get(\"Content-Type\")?.startsWith(\"application/json\");\n\
+             console.log(json ? await answer.json() : await answer.text());\n"
+        );
+    }
+
+    #[test]
+    fn a_head_reads_no_body() {
+        let head = request("HEAD", None);
+        assert!(head.curl().contains(" --head \\\n"));
+        assert!(!head.python().contains("json"));
+        assert!(!head.typescript().contains("answer.json()"));
+    }
+
+    #[test]
+    fn a_body_is_sent_as_json_and_quoted_for_each_language() {
+        let post = request("POST", Some(r#"{"note":"it's","active":true,"ends":null}"#));
+        assert!(post.curl().contains(
+            r#"--include --request POST \
+  --header 'Content-Type: application/json' --data '{"note":"it'\''s","active":true,"ends":null}'"#
+        ));
+        assert!(post.python().contains(
+            r#"data=json.dumps({"note": "it's", "active": True, "ends": None}).encode(),"#
+        ));
+        assert!(
+            post.typescript()
+                .contains(r#"body: JSON.stringify({"note":"it's","active":true,"ends":null}),"#)
+        );
+    }
+}
