@@ -329,8 +329,14 @@ def release(date, notes):
     RECORD.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
     # The record is compiled in and names the revision: the documents change with it (only
     # their info.version does; should the regeneration fail, the record is put back).
+    # Never with a prebuilt binary (PARTNER_API_PREBUILT): it was built before the record
+    # changed, and would print the previous revision.
+    fresh = {name: value for name, value in os.environ.items() if name != "PARTNER_API_PREBUILT"}
     try:
-        subprocess.run([str(ROOT / "scripts/update-openapi")], check=True)
+        subprocess.run([str(ROOT / "scripts/update-openapi")], check=True, env=fresh)
+        revision = "1." + date.replace("-", "") + ".0"
+        if f"version: {revision}" not in (ROOT / "openapi" / DOCUMENTS[0]).read_text():
+            raise SystemExit(f"FAIL: the regenerated document does not name revision {revision}")
     except BaseException:
         record["releases"].pop()
         RECORD.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n")
