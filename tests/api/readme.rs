@@ -61,3 +61,46 @@ fn readme_documents_every_setting_of_the_command_line() {
         );
     }
 }
+
+/// The quotas the guide and the document's description state are the defaults the service
+/// starts with: said in two places for two readers, both read from one setting here.
+#[test]
+fn the_guide_and_the_document_state_the_default_quotas() {
+    use clap::CommandFactory;
+    let command = partner_api::server::config::Cli::command();
+    let default = |long: &str| {
+        let argument = command
+            .get_arguments()
+            .find(|argument| argument.get_long() == Some(long))
+            .unwrap_or_else(|| panic!("no --{long}"));
+        argument.get_default_values()[0]
+            .to_string_lossy()
+            .into_owned()
+    };
+    let (rate, burst) = (
+        default("rate-limit-per-second"),
+        default("rate-limit-burst"),
+    );
+    let (docs_rate, docs_burst) = (
+        default("docs-rate-limit-per-second"),
+        default("docs-rate-limit-burst"),
+    );
+    let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let guide = flat(PARTNERS);
+    for said in [
+        format!("may send {rate} requests a second to `/v1`, with bursts of {burst}."),
+        format!(
+            "a separate quota applies, {docs_rate} requests a second with bursts of {docs_burst},"
+        ),
+    ] {
+        assert!(guide.contains(&said), "PARTNERS.md does not say: {said}");
+    }
+    let document = partner_api::openapi::document();
+    let description = flat(document.info.description.as_deref().unwrap());
+    let said =
+        format!("by default {rate} requests per second sustained, with bursts of up to {burst}.");
+    assert!(
+        description.contains(&said),
+        "the document does not say: {said}"
+    );
+}
