@@ -208,6 +208,9 @@ def flatten(node, trail=()):
 # of the contract from an edit of its wording.
 WORDING_KEYS = {"description", "summary", "example", "examples", "x-codeSamples", "externalDocs"}
 REQUIRED_WORDING = {"description", "summary"}
+# Kept whole: their members are names or values, never wording (security requirements name
+# schemes, a discriminator's mapping and dependentRequired name properties).
+KEPT_WHOLE = {"security", "mapping", "dependentRequired", "required"}
 # Keys whose values map names (a property, a path, a header...) to objects: a member called
 # `description` there is a name, not wording, and is kept.
 NAME_MAPS = {
@@ -228,9 +231,15 @@ def without_wording(node, names=False):
         if not names and key in REQUIRED_WORDING and isinstance(value, str):
             kept[key] = "-"
             continue
+        # A schema's `examples` is a list of values it takes; for an open set (the error
+        # codes) it is the list of the known ones, and a value added there is a change of the
+        # contract. OpenAPI's own `examples` (a map of named examples) is wording.
+        if not names and key == "examples" and isinstance(value, list):
+            kept[key] = value
+            continue
         if not names and key in WORDING_KEYS:
             continue
-        if not names and key in LITERAL_KEYS:
+        if not names and (key in LITERAL_KEYS or key in KEPT_WHOLE):
             kept[key] = value
         else:
             kept[key] = without_wording(value, names=not names and key in NAME_MAPS)

@@ -4,7 +4,8 @@
 // - the base URL is the document's server URL as it stands (openapi-typescript generates types
 //   only, so openapi-fetch's createClient takes it from the caller: `servers[0].url`, nothing
 //   added by hand);
-// - ping is a ping object with pong true;
+// - ping is a ping object with pong true; an unknown path is a 404 read as the typed
+//   ErrorEnvelope (`default`), code resource_missing;
 // - pings until one is refused (at most 20) give a 429 whose `error` is the typed ErrorEnvelope,
 //   code rate_limited, the request id of the Service-Request-Id header, a Retry-After of whole
 //   seconds, at least 1;
@@ -38,6 +39,17 @@ if (first.response.status !== 200 || first.data.object !== "ping" || first.data.
 }
 console.log(`ok: openapi-fetch: ping answered pong ${first.data.pong} (base URL ${baseUrl})`);
 
+// An unknown path (a client whose base URL is <origin>/nowhere/v1): the 404 is read as the
+// typed ErrorEnvelope (ping declares no 404; `default` types it).
+const lost = createClient<paths>({ baseUrl: `${origin}/nowhere/v1` });
+const missing = await lost.GET("/ping");
+const missingEnvelope: ErrorEnvelope | undefined = missing.error;
+if (missing.response.status !== 404 || missingEnvelope?.error.code !== "resource_missing" ||
+  missingEnvelope.error.request_id !== missing.response.headers.get("service-request-id")) {
+  fail(`unknown path: ${missing.response.status} ${JSON.stringify(missing.error)}`);
+}
+console.log(`ok: openapi-fetch: 404 read: code resource_missing, request id ${missingEnvelope.error.request_id}`);
+
 let retryAfter = NaN;
 for (let attempt = 1; ; attempt++) {
   const { error, response } = await client.GET("/ping");
@@ -62,7 +74,8 @@ for (let attempt = 1; ; attempt++) {
   if (attempt === 20) fail("20 pings in a row were answered: is the server's quota tiny?");
 }
 
-await fetch(`${origin}/standin/unavailable`, { method: "POST" });
+const control = await fetch(`${origin}/standin/unavailable`, { method: "POST" });
+if (control.status !== 204) fail(`the stand-in refused its control: ${control.status}`);
 const unavailable = await client.GET("/ping");
 const body: unknown = unavailable.error;
 if (unavailable.response.status !== 503 || typeof body !== "string" || !body.startsWith("<html>")) {

@@ -3,7 +3,8 @@ through the stand-in balancer that document names as its server (scripts/check-s
 
 - its base URL is the document's server URL as it stands (openapi-python-client's `Client`
   takes no default: the caller passes `servers[0].url`, nothing added by hand);
-- ping answers pong true;
+- ping answers pong true; an unknown path (base URL <origin>/nowhere/v1) is a 404 parsed into
+  the generated ErrorEnvelope (`default`), code resource_missing;
 - pings until one is refused (at most 20) give a 429 parsed into the generated ErrorEnvelope,
   code rate_limited, the request id of the Service-Request-Id header, a Retry-After of whole
   seconds, at least 1;
@@ -39,6 +40,16 @@ assert isinstance(answer.parsed, Ping), answer.parsed
 assert answer.parsed.pong is True and answer.parsed.object_ == PingObject.PING, answer.parsed
 print(f"ok: openapi-python-client: ping answered pong {answer.parsed.pong} (base URL {base_url})")
 
+# An unknown path (a client whose base URL is <origin>/nowhere/v1): ping declares no 404, so
+# `default` parses it into the envelope.
+lost = Client(base_url=f"{origin}/nowhere/v1", raise_on_unexpected_status=True)
+missing = ping.sync_detailed(client=lost)
+assert missing.status_code == 404, missing
+assert isinstance(missing.parsed, ErrorEnvelope), missing.parsed
+assert missing.parsed.error.code == "resource_missing", missing.parsed.error
+assert missing.parsed.error.request_id == missing.headers["service-request-id"], missing.parsed
+print(f"ok: openapi-python-client: 404 parsed: code resource_missing, request id {missing.parsed.error.request_id}")
+
 for attempt in range(1, 21):
     refused = ping.sync_detailed(client=client)
     if refused.status_code != 200:
@@ -58,7 +69,8 @@ print(
     f"request id {envelope.error.request_id}, Retry-After {retry_after}"
 )
 
-urllib.request.urlopen(urllib.request.Request(f"{origin}/standin/unavailable", method="POST"))
+control = urllib.request.urlopen(urllib.request.Request(f"{origin}/standin/unavailable", method="POST"))
+assert control.status == 204, control.status
 unavailable = ping.sync_detailed(client=client)
 assert unavailable.status_code == 503, unavailable
 assert unavailable.parsed is None, unavailable.parsed

@@ -135,10 +135,18 @@ fn kind(change: &str) -> String {
     }
 }
 
+/// The feed's id: a UUID made once for it. An Atom id must never change (RFC 4287, 4.2.6),
+/// and a URL would, with the public URL a deployment configures or the address it binds.
+const FEED_ID: uuid::Uuid = uuid::uuid!("f8d622c9-770f-4e21-a1d6-720baca5ba36");
+
+/// A release's entry id: the name-based UUID of its date in the feed's namespace (RFC 9562,
+/// version 5), the same on every replica and in every deployment, for ever.
+fn entry_id(date: &str) -> String {
+    format!("urn:uuid:{}", uuid::Uuid::new_v5(&FEED_ID, date.as_bytes()))
+}
+
 /// The Atom feed of releases (RFC 4287), newest first, each entry the release's notes and
-/// summary as on the page, linking to its section there. `origin` makes every link absolute
-/// and the ids stable for a deployment: the feed's is the changelog page's URL, an entry's the
-/// page's URL with the release's anchor.
+/// summary as on the page, linking to its section there; `origin` makes every link absolute.
 pub fn changelog_feed(origin: &str) -> String {
     let page_url = format!("{origin}{}", super::CHANGELOG_PATH);
     let releases = releases::record()
@@ -155,7 +163,7 @@ pub fn changelog_feed(origin: &str) -> String {
          <feed xmlns=\"http://www.w3.org/2005/Atom\" xml:lang=\"en\">\n\
          <title>partner-api changelog</title>\n\
          <subtitle>Each release of the v1 contract: what it means for a client, and what changed.</subtitle>\n\
-         <id>{page}</id>\n\
+         <id>urn:uuid:{FEED_ID}</id>\n\
          <updated>{updated}T00:00:00Z</updated>\n\
          <link rel=\"self\" type=\"application/atom+xml\" href=\"{origin}/docs/{FEED_NAME}\"/>\n\
          <link rel=\"alternate\" type=\"text/html\" href=\"{page}\"/>\n\
@@ -173,11 +181,12 @@ pub fn changelog_feed(origin: &str) -> String {
         let _ = write!(
             feed,
             "<entry>\n<title>Contract {revision} ({date})</title>\n\
-             <id>{page}#{date}</id>\n<published>{date}T00:00:00Z</published>\n\
+             <id>{id}</id>\n<published>{date}T00:00:00Z</published>\n\
              <updated>{date}T00:00:00Z</updated>\n\
              <link rel=\"alternate\" type=\"text/html\" href=\"{page}#{date}\"/>\n\
              <content type=\"html\">{content}</content>\n</entry>\n",
             revision = escape(&releases::revision_of(&release.date)),
+            id = entry_id(&release.date),
             date = escape(&release.date),
             page = escape(&page_url),
             content = escape(&content),
@@ -273,15 +282,26 @@ mod tests {
         )));
         let mut at = 0;
         for release in record.releases.iter().rev() {
-            let id = format!(
-                "<id>https://partners.example/docs/changelog#{}</id>",
+            let link = format!(
+                "href=\"https://partners.example/docs/changelog#{}\"",
                 release.date
             );
             let found = feed[at..]
-                .find(&id)
-                .unwrap_or_else(|| panic!("{id} after the newer ones"));
-            at += found + id.len();
+                .find(&link)
+                .unwrap_or_else(|| panic!("{link} after the newer ones"));
+            at += found + link.len();
         }
+        // Ids never change, whatever the origin.
+        assert!(feed.contains("<id>urn:uuid:f8d622c9-770f-4e21-a1d6-720baca5ba36</id>"));
+        assert_eq!(
+            entry_id("2026-11-25"),
+            "urn:uuid:002db7ab-81b2-590d-b37b-9df3108aaec6"
+        );
+        assert!(feed.contains(&format!("<id>{}</id>", entry_id("2026-11-25"))));
+        assert_eq!(
+            feed.matches("<id>urn:uuid:").count(),
+            record.releases.len() + 1
+        );
         assert_eq!(feed.matches("<entry>").count(), record.releases.len());
         assert!(!feed.contains("<li>"), "entry content is escaped HTML");
     }

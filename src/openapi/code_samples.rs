@@ -59,9 +59,12 @@ impl Request {
                 continue;
             };
             if parameter.parameter_in == ParameterIn::Path
-                && let Some(example) = parameter.schema.as_ref().and_then(schema_example)
+                && let Some(example) = parameter_example(parameter)
             {
-                url = url.replace(&format!("{{{}}}", parameter.name), &example);
+                url = url.replace(
+                    &format!("{{{}}}", parameter.name),
+                    &percent_encoded(&example),
+                );
             }
         }
         let body = operation
@@ -105,7 +108,7 @@ impl Request {
                 body.replace('\'', r"'\''")
             ));
         }
-        command.push_str(&format!(" \\\n  '{}'\n", self.url));
+        command.push_str(&format!(" \\\n  '{}'\n", self.url.replace('\'', r"'\''")));
         command
     }
 
@@ -132,14 +135,17 @@ impl Request {
                 method = self.method,
             )),
         }
+        // JSON only when it is JSON: a balancer in front may answer HTML, a 204 nothing.
         let read = if self.has_body_answer() {
-            "\n    print(json.load(answer))"
+            "\n    body = answer.read()\n    \
+             json_body = answer.headers.get_content_type() == \"application/json\"\n    \
+             print(json.loads(body) if json_body else body.decode(errors=\"replace\"))"
         } else {
             ""
         };
         source.push_str(&format!(
             "try:\n    answer = urllib.request.urlopen(request, timeout={TIMEOUT_SECS})\n\
-             except urllib.error.HTTPError as refused:  # 4xx and 5xx: the error envelope\n    \
+             except urllib.error.HTTPError as refused:  # 4xx and 5xx are answers too\n    \
              answer = refused\n\
              with answer:\n    \
              print(answer.status, answer.headers[\"Service-Request-Id\"]){read}\n"
@@ -175,17 +181,34 @@ impl Request {
     }
 }
 
-/// The first example of a parameter's schema, as it goes into a URL.
-fn schema_example(schema: &RefOr<utoipa::openapi::schema::Schema>) -> Option<String> {
-    let schema = serde_json::to_value(schema).ok()?;
-    let example = schema
-        .get("examples")
-        .and_then(|examples| examples.get(0))
-        .or_else(|| schema.get("example"))?;
+/// A parameter's example (`#[param(example = ...)]`, which utoipa keeps on the parameter and
+/// writes only when serialized), else its schema's first; a test holds that every path
+/// parameter of the test build's endpoints has one, so no sample keeps a `{name}`.
+fn parameter_example(parameter: &utoipa::openapi::path::Parameter) -> Option<String> {
+    let parameter = serde_json::to_value(parameter).ok()?;
+    let schema = parameter.get("schema");
+    let example = parameter
+        .get("example")
+        .or_else(|| schema.and_then(|schema| schema.get("examples")?.get(0)))
+        .or_else(|| schema.and_then(|schema| schema.get("example")))?;
     Some(match example {
         Value::String(text) => text.clone(),
         other => other.to_string(),
     })
+}
+
+/// `value` as one path segment: every byte but RFC 3986's unreserved characters
+/// percent-encoded, so that the three languages send the same bytes.
+fn percent_encoded(value: &str) -> String {
+    value
+        .bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(byte).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
 }
 
 /// A JSON text as the Python literal `json.loads` would give: the same text but for `true`,
@@ -242,8 +265,10 @@ mod tests {
             "import json\nimport urllib.error\nimport urllib.request\n\n\
              request = urllib.request.Request(\"https://api.example.com/v1/things/th_1\", method=\"GET\")\n\
              try:\n    answer = urllib.request.urlopen(request, timeout=10)\n\
-             except urllib.error.HTTPError as refused:  # 4xx and 5xx: the error envelope\n    answer = refused\n\
-             with answer:\n    print(answer.status, answer.headers[\"Service-Request-Id\"])\n    print(json.load(answer))\n"
+             except urllib.error.HTTPError as refused:  # 4xx and 5xx are answers too\n    answer = refused\n\
+             with answer:\n    print(answer.status, answer.headers[\"Service-Request-Id\"])\n    \
+             body = answer.read()\n    json_body = answer.headers.get_content_type() == \"application/json\"\n    \
+             print(json.loads(body) if json_body else body.decode(errors=\"replace\"))\n"
         );
         assert_eq!(
             get.typescript(),
@@ -253,6 +278,21 @@ mod tests {
              const json = answer.headers.get(\"Content-Type\")?.startsWith(\"application/json\");\n\
              console.log(json ? await answer.json() : await answer.text());\n"
         );
+    }
+
+    #[test]
+    fn path_values_are_percent_encoded_and_quotes_escaped() {
+        assert_eq!(percent_encoded("th_0001"), "th_0001");
+        assert_eq!(percent_encoded("a b/é'"), "a%20b%2F%C3%A9%27");
+        let quoted = Request {
+            method: "GET",
+            url: "https://api.example.com/v1/it's".to_owned(),
+            body: None,
+        };
+        assert!(quoted.curl().ends_with(
+            r"'https://api.example.com/v1/it'\''s'
+"
+        ));
     }
 
     #[test]

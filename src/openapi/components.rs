@@ -302,7 +302,7 @@ fn gateway_response(status: StatusCode) -> Response {
         .description(format!(
             "Not an answer of the service: a balancer or proxy in front of it answered `{status}` \
              for it (the service was restarting, overloaded or out of reach). The body, often \
-             HTML, is not the error envelope, and none of the headers above is promised. Retry \
+             HTML, is not the error envelope, and none of the service's headers is promised. Retry \
              with backoff, as the guide's \"Retries and backoff\" says.",
             status = status.as_str(),
         ))

@@ -244,10 +244,10 @@ with `parameter_unknown`, never ignored. `HEAD` is answered wherever `GET` is.
 `message` is for people and may change. A path that does not exist answers `404` with code \
 `resource_missing`, whatever the method; an existing path answers `405` \
 `method_not_allowed`, with an `Allow` header, for a method it does not support. Every code is \
-explained, with what to do about it, at `/docs/errors`. Each operation lists every status the \
-service answers it with; an answer with any other status (a balancer's `502`, `503` or `504`, \
-often HTML) did not come from the service: treat it as a transient failure and retry with \
-backoff.
+explained, with what to do about it, at `/docs/errors`. Each operation also lists `502`, `503` \
+and `504` without content: the service never answers them, a balancer or proxy in front of it \
+does, and its body (often HTML) is not the error envelope. Treat them as transient failures and \
+retry with backoff.
 
 **Rate limits.** Each client (an IPv4 address, or an IPv6 /64) has a quota: by default 10 \
 requests per second sustained, with bursts of up to 50. Every response carries the IETF quota \

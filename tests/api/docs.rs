@@ -493,7 +493,8 @@ async fn the_changelog_lists_every_recorded_release() {
 }
 
 /// The changelog's feed: Atom, one entry per release, newest first, with the listener's own
-/// origin in its links (no `--public-url` here), named as the alternate of every page.
+/// origin in its links (no `--public-url` here) but not in its ids, named as the alternate of
+/// every page.
 #[actix_web::test]
 async fn the_changelog_has_an_atom_feed_every_page_names() {
     let app = spawn_app().await;
@@ -517,19 +518,23 @@ async fn the_changelog_has_an_atom_feed_every_page_names() {
         .rev()
         .map(|release| release["date"].as_str().unwrap())
         .collect();
-    let ids: Vec<String> = xml
+    let alternate = "<link rel=\"alternate\" type=\"text/html\" href=\"";
+    let links: Vec<String> = xml
         .split("<entry>\n")
         .skip(1)
         .map(|entry| {
-            let start = entry.find("<id>").unwrap() + "<id>".len();
-            entry[start..start + entry[start..].find("</id>").unwrap()].to_owned()
+            let start = entry.find(alternate).unwrap() + alternate.len();
+            entry[start..start + entry[start..].find('"').unwrap()].to_owned()
         })
         .collect();
     let expected: Vec<String> = dates
         .iter()
         .map(|date| format!("{origin}/docs/changelog#{date}"))
         .collect();
-    assert_eq!(ids, expected);
+    assert_eq!(links, expected);
+    // The ids are not the origin's: the same wherever the feed is served from.
+    assert!(xml.contains("<id>urn:uuid:f8d622c9-770f-4e21-a1d6-720baca5ba36</id>\n"));
+    assert!(!xml.contains(&format!("<id>{origin}")));
     assert!(xml.ends_with("</feed>\n"));
 
     let link = "<link rel=\"alternate\" type=\"application/atom+xml\" title=\"partner-api changelog\" href=\"changelog.atom\">";

@@ -88,7 +88,7 @@ fn the_guide_and_the_document_state_the_default_quotas() {
     let flat = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
     let guide = flat(PARTNERS);
     for said in [
-        format!("may send {rate} requests a second to `/v1`, with bursts of {burst}."),
+        format!("may send {rate} requests a second to `/v1`, with bursts of {burst} "),
         format!(
             "a separate quota applies, {docs_rate} requests a second with bursts of {docs_burst},"
         ),

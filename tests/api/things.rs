@@ -491,3 +491,35 @@ async fn a_deprecated_operation_says_so_on_every_answer() {
         "^@[0-9]+$"
     );
 }
+
+/// Every code sample of the test build's endpoints calls a concrete URL, the same in the three
+/// languages: each path parameter filled with its example (`#[param(example = ...)]`).
+#[test]
+fn the_code_samples_fill_in_every_path_parameter() {
+    let document = serde_json::to_value(partner_api::openapi::document_with(&ENDPOINTS)).unwrap();
+    let base = "https://api.example.com/v1";
+    for (template, item) in document["paths"].as_object().unwrap() {
+        let concrete = template.replace("{thing}", "th_0001");
+        for (method, operation) in item.as_object().unwrap() {
+            let samples = operation["x-codeSamples"].as_array().unwrap();
+            let labels: Vec<&str> = samples
+                .iter()
+                .map(|sample| sample["label"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                labels,
+                ["curl", "Python", "TypeScript"],
+                "{method} {template}"
+            );
+            for sample in samples {
+                let source = sample["source"].as_str().unwrap();
+                let start = source.find(base).expect("the sample calls the server");
+                let url: String = source[start..]
+                    .chars()
+                    .take_while(|character| !matches!(character, '\'' | '"'))
+                    .collect();
+                assert_eq!(url, format!("{base}{concrete}"), "{method} {template}");
+            }
+        }
+    }
+}

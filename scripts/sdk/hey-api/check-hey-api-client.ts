@@ -55,7 +55,8 @@ for (let attempt = 1; ; attempt++) {
   if (attempt === 20) fail("20 pings in a row were answered: is the server's quota tiny?");
 }
 
-await fetch(`${origin}/standin/unavailable`, { method: "POST" });
+const control = await fetch(`${origin}/standin/unavailable`, { method: "POST" });
+if (control.status !== 204) fail(`the stand-in refused its control: ${control.status}`);
 const unavailable = await ping();
 const body: PingErrors[503] = unavailable.error;
 if (unavailable.response.status !== 503 || typeof body !== "string" || !body.startsWith("<html>")) {

@@ -92,8 +92,8 @@ async fn check_progenitor(origin: &str, base: &str) {
         "{unavailable:?}"
     );
     assert!(
-        !matches!(unavailable, progenitor_client::Error::ErrorResponse(_)),
-        "the balancer's HTML was read as the envelope: {unavailable:?}"
+        matches!(unavailable, progenitor_client::Error::UnexpectedResponse(_)),
+        "the balancer's 503 is not UnexpectedResponse, as PARTNERS.md says: {unavailable:?}"
     );
     println!(
         "ok: progenitor: the balancer's HTML 503 is an Err to retry ({})",
