@@ -9,8 +9,10 @@
 //!
 //! Faults degrade, never break: when Redis is unreachable, slow (over the budget,
 //! `--rate-limit-store-timeout-ms`) or answers an error, the request is decided by the
-//! in-process store instead (same limits, per replica), one warning is logged, and decisions
-//! stay local until a probe every [`PROBE_EVERY`] finds Redis answering again (one info line);
+//! in-process store instead (same limits, per replica). One slow answer is not a loss: the
+//! store is declared lost only after [`LOST_AFTER`] failed calls in a row (any success in
+//! between starts the count again), which one warning says; decisions then stay local until a
+//! probe every [`PROBE_EVERY`] finds Redis answering again (one info line);
 //! the service starts even when Redis cannot be reached. Each worker has a connection of its
 //! own (the `redis` crate's connection manager: multiplexed, reconnecting by itself), driven on
 //! that worker's runtime, so a decision never waits for another thread; the commands of the
@@ -19,7 +21,7 @@
 //! decision crossed to the thread driving it and back; see BENCHMARKS.md.)
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
@@ -32,6 +34,13 @@ use super::{ClientKey, Outcome, PolicyName, Quota};
 
 /// How often a lost store is probed.
 pub const PROBE_EVERY: Duration = Duration::from_millis(250);
+
+/// Failed calls in a row after which the store is declared lost. A busy host makes a single
+/// answer miss the budget now and then (seen: a few an hour per replica at 20 ms, each a
+/// "lost" and an "answers" line and 250 ms of local decisions); three in a row, with no
+/// success between, is Redis away or truly slow. The request of each failed call is decided
+/// in-process either way.
+pub const LOST_AFTER: u32 = 3;
 
 /// The GCRA decision; times in microseconds. KEYS[1] is the client's key, ARGV[1] the
 /// emission interval `t` (time to earn back one request), ARGV[2] the tolerance `tau`
@@ -103,6 +112,8 @@ pub struct RedisStore {
     gcra: [Gcra; 2],
     /// Whether decisions go to Redis; false until the first probe answers.
     up: AtomicBool,
+    /// Failed calls since the last one that succeeded.
+    failures_in_a_row: AtomicU32,
     /// Whether the store's loss was logged since it last answered.
     warned: AtomicBool,
     /// Decisions answered by Redis and by the in-process fallback, and Redis calls that failed.
@@ -146,6 +157,7 @@ impl RedisStore {
             budget,
             gcra: [Gcra::of(api), Gcra::of(docs)],
             up: AtomicBool::new(false),
+            failures_in_a_row: AtomicU32::new(0),
             warned: AtomicBool::new(false),
             decided_shared: AtomicU64::new(0),
             decided_locally: AtomicU64::new(0),
@@ -262,6 +274,10 @@ impl RedisStore {
             .map_err(|_| StoreError::Timeout(self.budget))?;
         let (allowed, value) = answer.map_err(StoreError::Redis)?;
         self.decided_shared.fetch_add(1, Ordering::Relaxed);
+        // Read first: the usual case (no failure pending) writes nothing every worker shares.
+        if self.failures_in_a_row.load(Ordering::Relaxed) != 0 {
+            self.failures_in_a_row.store(0, Ordering::Relaxed);
+        }
         let value = u64::try_from(value).unwrap_or(0);
         Ok(if allowed == 1 {
             Outcome::Allowed {
@@ -279,10 +295,14 @@ impl RedisStore {
         self.decided_locally.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// A call failed: decisions stay local until a probe finds Redis again. One warning per
-    /// loss, not one per request.
+    /// A call failed. The [`LOST_AFTER`]th in a row declares the store lost: decisions stay
+    /// local until a probe finds Redis again. One warning per loss, not one per request.
     pub fn lost(&self, error: &StoreError) {
         self.errors.fetch_add(1, Ordering::Relaxed);
+        let in_a_row = self.failures_in_a_row.fetch_add(1, Ordering::Relaxed) + 1;
+        if in_a_row < LOST_AFTER {
+            return;
+        }
         if self.up.swap(false, Ordering::Relaxed) {
             self.warned.store(true, Ordering::Relaxed);
             log::warn!(
@@ -336,6 +356,7 @@ impl RedisStore {
                         .prepare_invoke()
                         .load_async(&mut connection)
                         .await;
+                    self.failures_in_a_row.store(0, Ordering::Relaxed);
                     self.up.store(true, Ordering::Relaxed);
                     self.warned.store(false, Ordering::Relaxed);
                     log::info!(

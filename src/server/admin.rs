@@ -2,7 +2,8 @@
 //! (`--admin-bind`, loopback by default), never on the API's. It serves `GET /livez` (200
 //! while the process serves), `GET /readyz` (200 while it takes new work, 503 from the moment
 //! a shutdown begins, so a load balancer or Kubernetes stops sending traffic before the
-//! listener closes) and `GET /metrics` (OpenMetrics to a scraper that asks for it, the classic
+//! listener closes, and while the certificate being served has expired, which every client
+//! refuses) and `GET /metrics` (OpenMetrics to a scraper that asks for it, the classic
 //! text format otherwise). Both probes answer 503 naming the
 //! worker while an API worker makes no progress (`observability::watchdog`). Probes answer plain text, as
 //! Kubernetes' own components do; anything else gets the contract's JSON error. These
@@ -18,6 +19,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{App, Error, HttpRequest, HttpResponse, guard, web};
 
 use crate::conventions::{DocLinks, set_convention_headers};
+use crate::edge::tls::CertificateStore;
 use crate::errors::ApiError;
 use crate::observability::metrics::{Exposition, Metrics};
 use crate::observability::watchdog::Watchdog;
@@ -56,6 +58,8 @@ pub struct AdminState {
     pub metrics: Metrics,
     /// Where `doc_url` of an error points (the API's reference).
     pub doc_links: DocLinks,
+    /// The certificate the API serves, when it speaks HTTPS.
+    pub certificates: Option<Arc<CertificateStore>>,
 }
 
 /// The admin app.
@@ -113,10 +117,27 @@ fn stalled(state: &AdminState) -> Option<HttpResponse> {
     })
 }
 
-/// 200 while the service takes new work: not while shutting down, nor while `/livez` fails.
+/// 200 while the service takes new work: not while shutting down, nor while `/livez` fails,
+/// nor while the certificate it serves has expired (every handshake would fail: a balancer
+/// that checks only this endpoint must take the replica out).
 async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
     if let Some(response) = stalled(&state) {
         return response;
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs() as i64);
+    if let Some(expired) = state
+        .certificates
+        .as_ref()
+        .and_then(|store| store.status().expired_at(now))
+    {
+        let at = jiff::Timestamp::from_second(expired)
+            .map_or_else(|_| expired.to_string(), |at| at.to_string());
+        return HttpResponse::build(actix_web::http::StatusCode::SERVICE_UNAVAILABLE)
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .content_type("text/plain; charset=utf-8")
+            .body(format!("certificate expired at {at}\n"));
     }
     if state.readiness.is_ready() {
         plain(actix_web::http::StatusCode::OK, "ready\n")

@@ -448,7 +448,8 @@ impl Default for ServerConfig {
 /// Arguments of `partner-api healthcheck`.
 #[derive(Clone, Debug, Args)]
 pub struct HealthcheckArgs {
-    /// Base URL of the service (http://HOST:PORT). Default: the configured bind address.
+    /// The service's base URL (http://HOST:PORT, to which /v1/ping is added) or the ping's
+    /// own URL (http://HOST:PORT/v1/ping). Default: the configured bind address.
     #[arg(long, value_name = "URL", value_parser = parse_base_url)]
     pub url: Option<BaseUrl>,
 

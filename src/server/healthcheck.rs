@@ -1,5 +1,5 @@
 //! `partner-api healthcheck`: a probe for containers that have no curl. It sends
-//! `GET <url>/v1/ping` with ureq (a small blocking HTTP client, on the service's own rustls
+//! `GET <url>/v1/ping` (or `GET <url>` when the URL is the ping's own) with ureq (a small blocking HTTP client, on the service's own rustls
 //! provider), plain or TLS, and succeeds only on a 200 whose body is a ping object with
 //! `pong: true`. Over HTTPS it verifies the certificate against a given CA file or the built-in
 //! public roots, or, for a loopback host only and when asked, skips the verification; its output
@@ -14,6 +14,9 @@ use std::time::Duration;
 use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig, TlsProvider};
 
 use crate::server::config::{HealthcheckArgs, ServerConfig};
+
+/// The path probed under a base URL.
+const PING_PATH: &str = "/v1/ping";
 
 /// Largest answer read; a ping answer is a few hundred bytes.
 const MAX_ANSWER_BYTES: u64 = 64 * 1024;
@@ -31,7 +34,13 @@ pub fn run(args: &HealthcheckArgs, server: &ServerConfig) -> ExitCode {
             format!("{scheme}://{}", probe_address(server.bind))
         }
     };
-    let url = format!("{base}/v1/ping");
+    // A base URL gets the ping's path; the ping's own URL, as a monitor is configured with, is
+    // taken as it is.
+    let url = if base.ends_with(PING_PATH) {
+        base
+    } else {
+        format!("{base}{PING_PATH}")
+    };
     let trust = match (&args.ca_file, args.insecure_localhost) {
         (Some(ca_file), _) => Trust::CaFile(ca_file.clone()),
         (None, true) => Trust::NoVerification,

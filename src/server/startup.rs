@@ -298,7 +298,15 @@ impl Application {
         // Metrics are recorded exactly when an admin listener serves them.
         let admin = admin_listener
             .zip(shared.metrics.clone())
-            .map(|(listener, metrics)| admin_server(config, listener, metrics, &shared, &readiness))
+            .map(|(listener, metrics)| {
+                admin_server(
+                    config,
+                    listener,
+                    metrics,
+                    (&shared, certificates.as_ref()),
+                    &readiness,
+                )
+            })
             .transpose()?;
         let watch_every =
             (config.tls_watch_secs > 0).then(|| Duration::from_secs(config.tls_watch_secs));
@@ -645,7 +653,7 @@ fn admin_server(
     config: &ServerConfig,
     (listener, addr): (TcpListener, SocketAddr),
     metrics: Metrics,
-    shared: &Shared,
+    (shared, certificates): (&Shared, Option<&Arc<CertificateStore>>),
     readiness: &Readiness,
 ) -> Result<(Server, SocketAddr), StartupError> {
     let state = AdminState {
@@ -653,6 +661,7 @@ fn admin_server(
         watchdog: shared.watchdog.clone(),
         metrics,
         doc_links: shared.doc_links.clone(),
+        certificates: certificates.cloned(),
     };
     let rejections = AnswerSettings {
         doc_links: state.doc_links.clone(),

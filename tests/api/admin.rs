@@ -273,6 +273,47 @@ async fn the_certificate_expiry_and_load_time_are_metrics() {
     let refused = samples(&app, "partner_api_tls_certificate_reload_refused").await;
     let refused: u64 = refused[0].rsplit(' ').next().unwrap().parse().unwrap();
     assert!(refused >= loaded, "{refused}");
+    // The files on disk are refused (a restart would fail): a gauge the alert reads, while the
+    // replica, serving its old pair, stays ready.
+    assert_eq!(
+        samples(&app, "partner_api_tls_certificate_files_refused").await,
+        ["partner_api_tls_certificate_files_refused 1"]
+    );
+    assert_eq!(admin_get(&app, "GET", "/readyz").await.status, 200);
+    pki.issue();
+    app.certificates.as_ref().unwrap().reload_and_log("test");
+    assert_eq!(
+        samples(&app, "partner_api_tls_certificate_files_refused").await,
+        ["partner_api_tls_certificate_files_refused 0"]
+    );
+}
+
+/// A certificate that expires while it is served makes the replica unready: every handshake
+/// would fail, so a balancer that checks `/readyz` must take it out. `/livez` stays 200 (a
+/// restart would not help).
+#[actix_web::test]
+async fn readiness_fails_once_the_served_certificate_expires() {
+    let pki = TestPki::new("expiring");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    pki.issue_valid(now - 60, now + 2);
+    let (cert, key) = (pki.cert_path.clone(), pki.key_path.clone());
+    let app = spawn_app_with(move |config| {
+        config.tls_cert = Some(cert);
+        config.tls_key = Some(key);
+        config.tls_watch_secs = 0;
+    })
+    .await;
+    assert_eq!(admin_get(&app, "GET", "/readyz").await.status, 200);
+    actix_web::rt::time::sleep(std::time::Duration::from_secs(4)).await;
+    let ready = admin_get(&app, "GET", "/readyz").await;
+    assert_eq!(ready.status, 503);
+    let at = jiff::Timestamp::from_second(i64::try_from(now + 2).unwrap()).unwrap();
+    assert_eq!(ready.text(), format!("certificate expired at {at}\n"));
+    assert_eq!(ready.header("cache-control"), "no-store");
+    assert_eq!(admin_get(&app, "GET", "/livez").await.status, 200);
 }
 
 #[actix_web::test]

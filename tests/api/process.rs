@@ -294,6 +294,14 @@ fn healthcheck_succeeds_against_a_running_service() {
         String::from_utf8(output.stdout).unwrap(),
         format!("healthy: GET {url}/v1/ping answered 200 with pong true\n")
     );
+    // The ping's own URL, as monitors are configured with, is probed as it is.
+    let ping_url = format!("{url}/v1/ping");
+    let output = run(partner_api().args(["healthcheck", "--url", &ping_url]));
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8(output.stdout).unwrap(),
+        format!("healthy: GET {url}/v1/ping answered 200 with pong true\n")
+    );
     // Without --url it probes the configured bind address.
     let output = run(partner_api()
         .arg("healthcheck")
@@ -434,6 +442,32 @@ fn a_bad_certificate_or_key_is_one_line_with_exit_code_2() {
             format!("{} holds no PEM certificate", path(&pki.key_path)),
         ),
     ];
+    // A certificate outside its validity, which every client would refuse.
+    let expired = TestPki::new("startup-expired");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    expired.issue_valid(now - 86_400 * 30, now - 86_400);
+    let mut cases = cases.to_vec();
+    cases.push((
+        path(&expired.cert_path),
+        path(&expired.key_path),
+        format!(
+            "the certificate in {} expired at ",
+            path(&expired.cert_path)
+        ),
+    ));
+    let early = TestPki::new("startup-early");
+    early.issue_valid(now + 86_400, now + 86_400 * 30);
+    cases.push((
+        path(&early.cert_path),
+        path(&early.key_path),
+        format!(
+            "the certificate in {} is not valid before ",
+            path(&early.cert_path)
+        ),
+    ));
     for (cert, key, expected) in cases {
         let output = run(partner_api().args([
             "--bind",
@@ -562,8 +596,8 @@ fn the_readme_healthcheck_command_passes_against_a_running_service() {
 #[test]
 fn the_readme_uptime_command_passes_against_a_running_service() {
     let server = ServerProcess::start(&[]);
-    let command =
-        readme_line("curl --head ").replace("127.0.0.1:8080", &server.address.to_string());
+    let command = readme_line("curl --max-time 5 --head ")
+        .replace("127.0.0.1:8080", &server.address.to_string());
     let output = run(Command::new("sh").args(["-c", &command]));
     assert_eq!(output.status.code(), Some(0), "{command}: {output:?}");
     let head = String::from_utf8(output.stdout).unwrap();

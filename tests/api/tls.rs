@@ -65,6 +65,23 @@ impl TestPki {
         cert.der().to_vec()
     }
 
+    /// Like [`TestPki::issue`], with the validity given in Unix seconds.
+    pub fn issue_valid(&self, not_before: u64, not_after: u64) -> Vec<u8> {
+        let unix = |secs: u64| rcgen::date_time_ymd(1970, 1, 1) + Duration::from_secs(secs);
+        let key = KeyPair::generate().unwrap();
+        let mut params =
+            CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()]).unwrap();
+        params.not_before = unix(not_before);
+        params.not_after = unix(not_after);
+        let cert = params.signed_by(&key, &self.ca).unwrap();
+        let (cert_tmp, key_tmp) = (self.dir.join("cert.tmp"), self.dir.join("key.tmp"));
+        std::fs::write(&cert_tmp, cert.pem()).unwrap();
+        std::fs::write(&key_tmp, key.serialize_pem()).unwrap();
+        std::fs::rename(&key_tmp, &self.key_path).unwrap();
+        std::fs::rename(&cert_tmp, &self.cert_path).unwrap();
+        cert.der().to_vec()
+    }
+
     /// A client trusting this CA, pinned to the app's address, reporting the peer certificate.
     /// Each client has its own TLS session cache: a client that connected before resumes its
     /// session on a new connection, without seeing the certificate again.
@@ -253,6 +270,58 @@ async fn changed_files_are_picked_up_and_a_bad_pair_is_refused() {
         );
         actix_web::rt::time::sleep(Duration::from_millis(100)).await;
     }
+}
+
+/// A certificate outside its validity is refused on reload like a mismatched key: the one in
+/// use stays, and the store says the files on disk are refused until good ones are loaded.
+#[actix_web::test]
+async fn an_expired_or_not_yet_valid_certificate_is_refused_on_reload() {
+    let pki = TestPki::new("validity");
+    let app = tls_app(&pki, 0).await;
+    let store = app.certificates.as_ref().unwrap();
+    let first = peer_certificate(
+        &pki.client(&app, true)
+            .get(https(&app, "/v1/ping"))
+            .send()
+            .await
+            .unwrap(),
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    for (not_before, not_after, why) in [
+        (now - 86_400 * 30, now - 86_400, "expired at"),
+        (now + 86_400, now + 86_400 * 30, "is not valid before"),
+    ] {
+        pki.issue_valid(not_before, not_after);
+        let error = store.reload().unwrap_err().to_string();
+        assert!(
+            error.starts_with(&format!(
+                "the certificate in {} {why} ",
+                pki.cert_path.display()
+            )),
+            "{error}"
+        );
+        assert!(store.status().files_refused);
+        let still = pki
+            .client(&app, true)
+            .get(https(&app, "/v1/ping"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(peer_certificate(&still), first);
+    }
+    let issued = pki.issue();
+    store.reload().unwrap();
+    assert!(!store.status().files_refused);
+    let now_served = pki
+        .client(&app, true)
+        .get(https(&app, "/v1/ping"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(peer_certificate(&now_served), issued);
 }
 
 // ---- Key exchange, profiles and resumption (OPERATIONS.md, "HTTPS") ----

@@ -46,6 +46,16 @@ impl Collector for CertificateCollector {
                 MetricType::Gauge,
             )?
             .encode_gauge(&status.refused_at.unwrap_or(0))?;
+        encoder
+            .encode_descriptor(
+                "partner_api_tls_certificate_files_refused",
+                "1 while the certificate files on disk are the ones the last reload refused \
+                 (the certificate in use is older, and a restart would refuse them and exit); \
+                 else 0.",
+                None,
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&i64::from(status.files_refused))?;
         let mut reloads = encoder.encode_descriptor(
             "partner_api_tls_certificate_reloads",
             "Certificate reloads since start, by outcome.",

@@ -19,11 +19,14 @@
 //!   has other keys, so a client that lands there makes a full handshake.
 //!
 //! The certificate and key are checked at start-up (a missing, unreadable, empty or mismatched
-//! pair is one line naming the file, exit code 2) and can be replaced without a restart: on
-//! SIGHUP, or when either file changes on disk, the pair is loaded again and, if it is valid,
-//! used for every new handshake; open connections keep theirs. A bad new pair is refused with
-//! a log line and the old one stays in use. The store keeps what the metrics report: when the
-//! certificate in use expires, when it was loaded, and when a reload was last refused.
+//! pair, or a certificate expired or not yet valid, is one line naming the file and why, exit
+//! code 2) and can be replaced without a restart: on SIGHUP, or when either file changes on
+//! disk, the pair is loaded again, checked the same way and, if it is valid, used for every new
+//! handshake; open connections keep theirs. A bad new pair is refused with a warning and the
+//! old one stays in use; until good files replace it, the metrics say that the files on disk
+//! are refused (a restart would fail), which pages. The store keeps what the metrics and
+//! `/readyz` report: when the certificate in use expires (an expired one makes the replica
+//! unready), when it was loaded, and when a reload was last refused.
 
 pub mod metrics;
 
@@ -43,12 +46,40 @@ use rustls::sign::CertifiedKey;
 /// Why a certificate and key cannot be used; the message names the file.
 #[derive(Debug)]
 pub enum TlsError {
-    Unreadable { path: PathBuf, reason: String },
-    NoCertificate { path: PathBuf },
-    NoPrivateKey { path: PathBuf },
-    UnsupportedKey { path: PathBuf, reason: String },
-    Mismatch { cert: PathBuf, key: PathBuf },
+    Unreadable {
+        path: PathBuf,
+        reason: String,
+    },
+    NoCertificate {
+        path: PathBuf,
+    },
+    NoPrivateKey {
+        path: PathBuf,
+    },
+    UnsupportedKey {
+        path: PathBuf,
+        reason: String,
+    },
+    Mismatch {
+        cert: PathBuf,
+        key: PathBuf,
+    },
+    /// The certificate's `notAfter` (a Unix time) is past: every client would refuse it.
+    Expired {
+        path: PathBuf,
+        not_after: i64,
+    },
+    /// The certificate's `notBefore` (a Unix time) is still to come.
+    NotYetValid {
+        path: PathBuf,
+        not_before: i64,
+    },
     Config(String),
+}
+
+/// A Unix time as RFC 3339, for messages.
+fn rfc3339(at: i64) -> String {
+    jiff::Timestamp::from_second(at).map_or_else(|_| format!("Unix time {at}"), |at| at.to_string())
 }
 
 impl fmt::Display for TlsError {
@@ -79,6 +110,19 @@ impl fmt::Display for TlsError {
                 "the private key in {} does not belong to the certificate in {}",
                 key.display(),
                 cert.display()
+            ),
+            TlsError::Expired { path, not_after } => write!(
+                f,
+                "the certificate in {} expired at {} (its notAfter): clients would refuse it",
+                path.display(),
+                rfc3339(*not_after)
+            ),
+            TlsError::NotYetValid { path, not_before } => write!(
+                f,
+                "the certificate in {} is not valid before {} (its notBefore): clients would \
+                 refuse it",
+                path.display(),
+                rfc3339(*not_before)
             ),
             TlsError::Config(reason) => write!(f, "TLS configuration: {reason}"),
         }
@@ -211,21 +255,50 @@ pub struct CertificateStatus {
     /// Reloads that replaced the certificate, and reloads refused, since start.
     pub reloaded: u64,
     pub refused: u64,
+    /// Whether the files on disk were refused at the last reload: the certificate in use is
+    /// older than they are, and a restart would refuse them too and exit.
+    pub files_refused: bool,
 }
 
-/// The `notAfter` of the leaf certificate, as a Unix time; `None`, said in a warning, when it
-/// cannot be read. rustls serves a certificate without parsing it, while x509-cert reads
-/// strict DER (a serial number over 20 bytes, which RFC 5280 forbids, or a BER quirk of some
-/// private CAs fails it): such a certificate is served, but has no expiry metric, so the
-/// expiry alert cannot fire for it, and the operator must hear that.
-fn expiry(pair: &CertifiedKey, cert_path: &Path) -> Option<i64> {
+impl CertificateStatus {
+    /// The `notAfter` of the certificate in use, if it has passed at `now`.
+    pub fn expired_at(&self, now: i64) -> Option<i64> {
+        self.expires_at.filter(|not_after| now > *not_after)
+    }
+}
+
+/// Checks that the leaf certificate is valid now, and returns its `notAfter` as a Unix time;
+/// `None`, said in a warning, when its validity cannot be read. rustls serves a certificate
+/// without parsing it, while x509-cert reads strict DER (a serial number over 20 bytes, which
+/// RFC 5280 forbids, or a BER quirk of some private CAs fails it): such a certificate is
+/// served, but has no expiry metric, so neither the expiry alert nor the check here can see
+/// it expire, and the operator must hear that.
+fn checked_validity(
+    pair: &CertifiedKey,
+    cert_path: &Path,
+    now: i64,
+) -> Result<Option<i64>, TlsError> {
     let read = pair
         .cert
         .first()
         .ok_or_else(|| "the file holds no certificate".to_owned())
-        .and_then(|leaf| not_after(leaf));
+        .and_then(|leaf| validity(leaf));
     match read {
-        Ok(at) => Some(at),
+        Ok((not_before, not_after)) => {
+            if now > not_after {
+                return Err(TlsError::Expired {
+                    path: cert_path.to_owned(),
+                    not_after,
+                });
+            }
+            if now < not_before {
+                return Err(TlsError::NotYetValid {
+                    path: cert_path.to_owned(),
+                    not_before,
+                });
+            }
+            Ok(Some(not_after))
+        }
         Err(why) => {
             log::warn!(
                 "the expiry of the certificate in {} cannot be read ({why}): it is served, \
@@ -233,17 +306,20 @@ fn expiry(pair: &CertifiedKey, cert_path: &Path) -> Option<i64> {
                  expiry alert can fire for it",
                 cert_path.display()
             );
-            None
+            Ok(None)
         }
     }
 }
 
-/// A DER certificate's `notAfter`, as a Unix time.
-fn not_after(der: &[u8]) -> Result<i64, String> {
+/// A DER certificate's `notBefore` and `notAfter`, as Unix times.
+fn validity(der: &[u8]) -> Result<(i64, i64), String> {
     use x509_cert::der::Decode;
     let certificate = x509_cert::Certificate::from_der(der).map_err(|error| error.to_string())?;
-    let not_after = certificate.tbs_certificate().validity().not_after;
-    i64::try_from(not_after.to_unix_duration().as_secs()).map_err(|error| error.to_string())
+    let validity = certificate.tbs_certificate().validity();
+    let unix = |time: x509_cert::time::Time| {
+        i64::try_from(time.to_unix_duration().as_secs()).map_err(|error| error.to_string())
+    };
+    Ok((unix(validity.not_before)?, unix(validity.not_after)?))
 }
 
 fn unix_now() -> i64 {
@@ -266,9 +342,10 @@ impl CertificateStore {
     pub fn load(cert_path: &Path, key_path: &Path) -> Result<Arc<CertificateStore>, TlsError> {
         let stamps = [stamp(cert_path), stamp(key_path)];
         let pair = load_pair(cert_path, key_path)?;
+        let now = unix_now();
         let status = CertificateStatus {
-            expires_at: expiry(&pair, cert_path),
-            loaded_at: unix_now(),
+            expires_at: checked_validity(&pair, cert_path, now)?,
+            loaded_at: now,
             ..CertificateStatus::default()
         };
         Ok(Arc::new(CertificateStore {
@@ -290,19 +367,25 @@ impl CertificateStore {
     pub fn reload(&self) -> Result<(), TlsError> {
         *self.stamps.lock().unwrap_or_else(|e| e.into_inner()) =
             [stamp(&self.cert_path), stamp(&self.key_path)];
-        let loaded = load_pair(&self.cert_path, &self.key_path);
+        let now = unix_now();
+        let loaded = load_pair(&self.cert_path, &self.key_path).and_then(|pair| {
+            let expires_at = checked_validity(&pair, &self.cert_path, now)?;
+            Ok((pair, expires_at))
+        });
         let mut status = self.status.lock().unwrap_or_else(|e| e.into_inner());
         match loaded {
-            Ok(pair) => {
-                status.expires_at = expiry(&pair, &self.cert_path);
-                status.loaded_at = unix_now();
+            Ok((pair, expires_at)) => {
+                status.expires_at = expires_at;
+                status.loaded_at = now;
                 status.reloaded += 1;
+                status.files_refused = false;
                 *self.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(pair);
                 Ok(())
             }
             Err(error) => {
-                status.refused_at = Some(unix_now());
+                status.refused_at = Some(now);
                 status.refused += 1;
+                status.files_refused = true;
                 Err(error)
             }
         }
@@ -315,9 +398,12 @@ impl CertificateStore {
                 "TLS certificate reloaded ({why}) from {}",
                 self.cert_path.display()
             ),
-            Err(error) => log::error!(
+            // A warning, not an error: the service goes on as it was. What must not go unseen,
+            // files a restart would refuse, is a metric that pages
+            // (`partner_api_tls_certificate_files_refused`).
+            Err(error) => log::warn!(
                 "TLS certificate reload ({why}) refused, the previous certificate stays in \
-                 use: {error}"
+                 use (a restart would refuse the files too): {error}"
             ),
         }
     }
@@ -383,20 +469,72 @@ mod tests {
         path
     }
 
-    /// The expiry is read from the leaf as written; a certificate x509-cert cannot read has
+    /// The validity is read from the leaf as written; a certificate x509-cert cannot read has
     /// none (and a warning), rather than a wrong one.
     #[test]
-    fn the_expiry_is_the_leafs_not_after() {
+    fn the_validity_is_the_leafs() {
         let mut params = rcgen::CertificateParams::new(vec!["expiry.test".to_owned()]).unwrap();
+        params.not_before = rcgen::date_time_ymd(2026, 1, 1);
         params.not_after = rcgen::date_time_ymd(2031, 5, 17);
         let key = rcgen::KeyPair::generate().unwrap();
         let certificate = params.self_signed(&key).unwrap();
-        assert_eq!(not_after(certificate.der()), Ok(1_936_742_400));
+        assert_eq!(
+            validity(certificate.der()),
+            Ok((1_767_225_600, 1_936_742_400))
+        );
         // RFC 5280 allows serial numbers of 20 bytes at most; x509-cert refuses longer ones.
         params.serial_number = Some(rcgen::SerialNumber::from_slice(&[0x11; 24]));
         let long_serial = params.self_signed(&key).unwrap();
-        assert!(not_after(long_serial.der()).is_err());
-        assert!(not_after(b"not a certificate").is_err());
+        assert!(validity(long_serial.der()).is_err());
+        assert!(validity(b"not a certificate").is_err());
+    }
+
+    /// A pair is used from its notBefore to its notAfter, both included, and refused outside,
+    /// with the time it stops or starts being valid; one whose validity cannot be read is used.
+    #[test]
+    fn a_certificate_outside_its_validity_is_refused() {
+        let mut params = rcgen::CertificateParams::new(vec!["validity.test".to_owned()]).unwrap();
+        params.not_before = rcgen::date_time_ymd(2026, 1, 1);
+        params.not_after = rcgen::date_time_ymd(2031, 5, 17);
+        let key = rcgen::KeyPair::generate().unwrap();
+        let certificate = params.self_signed(&key).unwrap();
+        let dir = std::env::temp_dir().join(format!("partner-api-validity-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let cert = write(&dir, "cert.pem", &certificate.pem());
+        let key_path = write(&dir, "key.pem", &key.serialize_pem());
+        let pair = load_pair(&cert, &key_path).unwrap();
+        assert_eq!(
+            checked_validity(&pair, &cert, 1_767_225_600).unwrap(),
+            Some(1_936_742_400)
+        );
+        assert_eq!(
+            checked_validity(&pair, &cert, 1_936_742_400).unwrap(),
+            Some(1_936_742_400)
+        );
+        let expired = checked_validity(&pair, &cert, 1_936_742_401).unwrap_err();
+        assert_eq!(
+            expired.to_string(),
+            format!(
+                "the certificate in {} expired at 2031-05-17T00:00:00Z (its notAfter): clients \
+                 would refuse it",
+                cert.display()
+            )
+        );
+        let early = checked_validity(&pair, &cert, 1_767_225_599).unwrap_err();
+        assert_eq!(
+            early.to_string(),
+            format!(
+                "the certificate in {} is not valid before 2026-01-01T00:00:00Z (its notBefore): \
+                 clients would refuse it",
+                cert.display()
+            )
+        );
+        params.serial_number = Some(rcgen::SerialNumber::from_slice(&[0x11; 24]));
+        let unreadable = params.self_signed(&key).unwrap();
+        fs::write(&cert, unreadable.pem()).unwrap();
+        let pair = load_pair(&cert, &key_path).unwrap();
+        assert_eq!(checked_validity(&pair, &cert, i64::MAX).unwrap(), None);
+        let _ = fs::remove_dir_all(&dir);
     }
 
     fn pair(name: &str) -> (String, String) {
