@@ -324,6 +324,61 @@ async fn an_expired_or_not_yet_valid_certificate_is_refused_on_reload() {
     assert_eq!(peer_certificate(&now_served), issued);
 }
 
+/// Files refused for a reason that passes are tried again: a certificate issued a little ahead
+/// of this clock is taken once it is valid, without a change of the files or a signal, and
+/// the refusal is logged once, not at every try.
+#[actix_web::test]
+async fn refused_files_are_tried_again_until_they_are_taken() {
+    let pki = TestPki::new("retried");
+    let app = tls_app(&pki, 1).await;
+    let store = app.certificates.as_ref().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let early = pki.issue_valid(now + 3, now + 86_400);
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !store.status().files_refused {
+        assert!(
+            Instant::now() < deadline,
+            "the early certificate was not refused"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    }
+    let refusal = format!(
+        "the certificate in {} is not valid before",
+        pki.cert_path.display()
+    );
+    loop {
+        let served = peer_certificate(
+            &pki.client(&app, true)
+                .get(https(&app, "/v1/ping"))
+                .send()
+                .await
+                .unwrap(),
+        );
+        if served == early {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the certificate was not taken once valid"
+        );
+        actix_web::rt::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(!store.status().files_refused);
+    assert_eq!(
+        store.status().refused,
+        1,
+        "a retry refused again is not another refusal"
+    );
+    assert_eq!(
+        crate::helpers::log_lines_containing(&refusal).len(),
+        1,
+        "one warning, not one per try"
+    );
+}
+
 // ---- Key exchange, profiles and resumption (OPERATIONS.md, "HTTPS") ----
 
 /// A rustls client of `app` offering `versions` and, in order, `groups` (the provider's own

@@ -241,6 +241,9 @@ pub struct CertificateStore {
     current: RwLock<Arc<CertifiedKey>>,
     stamps: Mutex<Stamps>,
     status: Mutex<CertificateStatus>,
+    /// Why the files on disk were last refused, while they are: a retry that fails the same
+    /// way says nothing more.
+    refusal: Mutex<Option<String>>,
 }
 
 /// What the metrics say about the certificate; times are Unix seconds.
@@ -354,6 +357,7 @@ impl CertificateStore {
             current: RwLock::new(Arc::new(pair)),
             stamps: Mutex::new(stamps),
             status: Mutex::new(status),
+            refusal: Mutex::new(None),
         }))
     }
 
@@ -365,6 +369,12 @@ impl CertificateStore {
     /// Loads the files again; a valid pair replaces the current one for new handshakes, an
     /// invalid one is refused and the current one stays.
     pub fn reload(&self) -> Result<(), TlsError> {
+        self.load_again(false)
+    }
+
+    /// [`Self::reload`]; a `retry` of files refused before, refused again, is not counted as
+    /// another refusal.
+    fn load_again(&self, retry: bool) -> Result<(), TlsError> {
         *self.stamps.lock().unwrap_or_else(|e| e.into_inner()) =
             [stamp(&self.cert_path), stamp(&self.key_path)];
         let now = unix_now();
@@ -383,8 +393,10 @@ impl CertificateStore {
                 Ok(())
             }
             Err(error) => {
-                status.refused_at = Some(now);
-                status.refused += 1;
+                if !(retry && status.files_refused) {
+                    status.refused_at = Some(now);
+                    status.refused += 1;
+                }
                 status.files_refused = true;
                 Err(error)
             }
@@ -393,21 +405,45 @@ impl CertificateStore {
 
     /// Reloads, logging the outcome; `why` says what triggered it.
     pub fn reload_and_log(&self, why: &str) {
-        match self.reload() {
-            Ok(()) => log::info!(
-                "TLS certificate reloaded ({why}) from {}",
-                self.cert_path.display()
-            ),
-            // A warning, not an error: the service goes on as it was. What must not go unseen,
-            // files a restart would refuse, is a metric that pages
-            // (`partner_api_tls_certificate_files_refused`).
-            Err(error) => log::warn!(
-                "TLS certificate reload ({why}) refused, the previous certificate stays in \
-                 use (a restart would refuse the files too): {error}"
-            ),
-        }
+        self.load_and_log(why, false);
     }
 
+    /// Loads the files again and logs the outcome; a `retry` refused for the reason it was
+    /// refused before logs nothing.
+    fn load_and_log(&self, why: &str, retry: bool) {
+        let outcome = self.load_again(retry);
+        let mut refusal = self.refusal.lock().unwrap_or_else(|e| e.into_inner());
+        match outcome {
+            Ok(()) => {
+                *refusal = None;
+                log::info!(
+                    "TLS certificate reloaded ({why}) from {}",
+                    self.cert_path.display()
+                );
+            }
+            Err(error) => {
+                let reason = error.to_string();
+                if retry && refusal.as_deref() == Some(reason.as_str()) {
+                    return;
+                }
+                *refusal = Some(reason);
+                log_refusal(why, &error);
+            }
+        }
+    }
+}
+
+/// The warning of a refused reload: a warning, not an error, since the service goes on as it
+/// was. What must not go unseen, files a restart would refuse, is a metric that pages
+/// (`partner_api_tls_certificate_files_refused`).
+fn log_refusal(why: &str, error: &TlsError) {
+    log::warn!(
+        "TLS certificate reload ({why}) refused, the previous certificate stays in use (a \
+         restart would refuse the files too; they are tried again while they stay): {error}"
+    );
+}
+
+impl CertificateStore {
     /// Whether either file changed since it was last loaded.
     pub fn files_changed(&self) -> bool {
         let now = [stamp(&self.cert_path), stamp(&self.key_path)];
@@ -446,6 +482,11 @@ impl CertificateStore {
             ticks.tick().await;
             if self.files_changed() {
                 self.reload_and_log("the files changed");
+            } else if self.status().files_refused {
+                // Refused files are tried again: what refused them may pass (a certificate
+                // not valid yet, issued a few seconds ahead of this clock; a read that failed
+                // for want of descriptors).
+                self.load_and_log("retried", true);
             }
         }
     }
