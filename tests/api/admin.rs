@@ -235,10 +235,7 @@ async fn a_flood_of_random_paths_makes_one_series() {
 async fn the_certificate_expiry_and_load_time_are_metrics() {
     let pki = TestPki::new("metrics");
     let (cert, key) = (pki.cert_path.clone(), pki.key_path.clone());
-    let before = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let before = crate::tls::unix_now();
     let app = spawn_app_with(move |config| {
         config.tls_cert = Some(cert);
         config.tls_key = Some(key);
@@ -294,10 +291,7 @@ async fn the_certificate_expiry_and_load_time_are_metrics() {
 #[actix_web::test]
 async fn readiness_fails_once_the_served_certificate_expires() {
     let pki = TestPki::new("expiring");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = crate::tls::unix_now();
     pki.issue_valid(now - 60, now + 2);
     let (cert, key) = (pki.cert_path.clone(), pki.key_path.clone());
     let app = spawn_app_with(move |config| {

@@ -444,10 +444,7 @@ fn a_bad_certificate_or_key_is_one_line_with_exit_code_2() {
     ];
     // A certificate outside its validity, which every client would refuse.
     let expired = TestPki::new("startup-expired");
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = crate::tls::unix_now();
     expired.issue_valid(now - 86_400 * 30, now - 86_400);
     let mut cases = cases.to_vec();
     cases.push((

@@ -102,6 +102,14 @@ impl TestPki {
     }
 }
 
+/// Now, in Unix seconds, as certificates' validity is written.
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 impl Drop for TestPki {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -286,10 +294,7 @@ async fn an_expired_or_not_yet_valid_certificate_is_refused_on_reload() {
             .await
             .unwrap(),
     );
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = unix_now();
     for (not_before, not_after, why) in [
         (now - 86_400 * 30, now - 86_400, "expired at"),
         (now + 86_400, now + 86_400 * 30, "is not valid before"),
@@ -332,10 +337,7 @@ async fn refused_files_are_tried_again_until_they_are_taken() {
     let pki = TestPki::new("retried");
     let app = tls_app(&pki, 1).await;
     let store = app.certificates.as_ref().unwrap();
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = unix_now();
     let early = pki.issue_valid(now + 3, now + 86_400);
     let deadline = Instant::now() + Duration::from_secs(15);
     while !store.status().files_refused {
