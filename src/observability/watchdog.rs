@@ -7,6 +7,12 @@
 //! until the worker beats again, so that Kubernetes or a load balancer acts on what partners
 //! see. The watchdog itself runs on no worker, so a stalled worker cannot silence it; Envoy's
 //! watchdog notices a stuck worker the same way.
+//!
+//! A pause of the whole process (SIGSTOP, a frozen host or VM, a starved cgroup) silences the
+//! monitor too: when it wakes to find its own round late by more than the threshold, it logs
+//! one warning that the process was not scheduled, counts no stall, and restarts every
+//! worker's clock; a worker that runs first and finds the monitor silent as long as itself
+//! does the same. So the log blames what stopped, not a worker that merely stopped with it.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -29,7 +35,14 @@ struct Shared {
     started: Instant,
     hearts: Mutex<Vec<Arc<Heart>>>,
     stalls: AtomicU64,
+    /// Milliseconds since `started` at the monitor's last round; `NO_MONITOR` until it runs.
+    last_round_ms: AtomicU64,
+    /// When the last pause of the whole process ended (milliseconds since `started`).
+    pause_ended_ms: AtomicU64,
 }
+
+/// `last_round_ms` before the monitor's first round: workers count their own stalls.
+const NO_MONITOR: u64 = u64::MAX;
 
 #[derive(Debug)]
 struct Heart {
@@ -52,6 +65,8 @@ impl Watchdog {
             started: Instant::now(),
             hearts: Mutex::new(Vec::new()),
             stalls: AtomicU64::new(0),
+            last_round_ms: AtomicU64::new(NO_MONITOR),
+            pause_ended_ms: AtomicU64::new(0),
         }))
     }
 
@@ -147,7 +162,7 @@ impl Watchdog {
             .name("watchdog".to_owned())
             .spawn(move || {
                 while let Some(shared) = shared.upgrade() {
-                    Watchdog(shared).check();
+                    Watchdog(shared).round();
                     std::thread::sleep(every);
                 }
             });
@@ -159,7 +174,45 @@ impl Watchdog {
         }
     }
 
-    /// One round of the monitor. It logs after letting go of the list: logging may wait (with
+    /// One round of the monitor: a pause of the whole process if its last round is older than
+    /// the threshold, else a check of the workers.
+    fn round(&self) {
+        let now = self.now_ms();
+        let previous = self.0.last_round_ms.swap(now, Ordering::Relaxed);
+        if previous != NO_MONITOR && now.saturating_sub(previous) > self.threshold_ms() {
+            self.process_paused(now, now - previous);
+        } else {
+            self.check();
+        }
+    }
+
+    /// The whole process was not scheduled for `paused_ms` until `now`: one warning, no stall,
+    /// and every worker's clock restarts, so that no worker is blamed for it afterwards.
+    fn process_paused(&self, now: u64, paused_ms: u64) {
+        let first =
+            self.0.pause_ended_ms.swap(now, Ordering::Relaxed) < now.saturating_sub(paused_ms);
+        for heart in lock(&self.0.hearts).iter() {
+            heart.last_beat_ms.fetch_max(now, Ordering::Relaxed);
+        }
+        if first {
+            log::warn!(
+                "the process was not scheduled for {:.1} s (stopped, frozen or starved of CPU: \
+                 the watchdog was paused with its workers); no worker is blamed, no stall counted",
+                paused_ms as f64 / 1000.0
+            );
+        }
+    }
+
+    /// Whether a worker silent since `last_beat` until `now` was paused with the whole
+    /// process: the monitor runs and was as silent (or saw the pause end since).
+    fn paused_with_process(&self, last_beat: u64, now: u64) -> bool {
+        let last_round = self.0.last_round_ms.load(Ordering::Relaxed);
+        last_round != NO_MONITOR
+            && (now.saturating_sub(last_round) > self.threshold_ms()
+                || self.0.pause_ended_ms.load(Ordering::Relaxed) > last_beat)
+    }
+
+    /// A check of the workers. It logs after letting go of the list: logging may wait (with
     /// `--log-when-stalled wait`), and the probes read the list.
     fn check(&self) {
         let now = self.now_ms();
@@ -210,10 +263,15 @@ impl Beating {
     /// shorter than a round of the monitor still counts it, once.
     fn beat(&self) {
         let now = self.watchdog.now_ms();
-        let silent = now.saturating_sub(self.heart.last_beat_ms.swap(now, Ordering::Relaxed));
+        let last_beat = self.heart.last_beat_ms.swap(now, Ordering::Relaxed);
+        let silent = now.saturating_sub(last_beat);
         if self.heart.stalled.swap(false, Ordering::Relaxed) {
             log::info!("{} makes progress again", self.heart.name);
         } else if silent > self.watchdog.threshold_ms() {
+            if self.watchdog.paused_with_process(last_beat, now) {
+                self.watchdog.process_paused(now, silent);
+                return;
+            }
             self.watchdog
                 .stall(&self.heart.name, silent, "it makes progress again");
         }
@@ -288,5 +346,52 @@ mod tests {
         std::thread::sleep(Duration::from_millis(700));
         actix_web::rt::time::sleep(Duration::from_millis(400)).await;
         assert_eq!(watchdog.stalls(), 2);
+    }
+
+    /// The whole process paused (its monitor with it), woken with the monitor first: no stall,
+    /// no worker named, and the worker's late beat counts nothing either.
+    #[actix_web::test]
+    async fn a_pause_of_the_whole_process_blames_no_worker_when_the_monitor_wakes_first() {
+        let watchdog = Watchdog::new(Duration::from_millis(300));
+        watchdog.beat_on_this_worker();
+        watchdog.round();
+        // The worker's thread and the monitor both silent (the monitor runs no round).
+        std::thread::sleep(Duration::from_millis(700));
+        watchdog.round();
+        assert!(watchdog.stalled().is_empty(), "{:?}", watchdog.stalled());
+        actix_web::rt::time::sleep(Duration::from_millis(400)).await;
+        watchdog.round();
+        assert_eq!(watchdog.stalls(), 0);
+    }
+
+    /// The same pause, woken with the worker first: it finds the monitor as silent as itself.
+    #[actix_web::test]
+    async fn a_pause_of_the_whole_process_blames_no_worker_when_a_worker_wakes_first() {
+        let watchdog = Watchdog::new(Duration::from_millis(300));
+        watchdog.beat_on_this_worker();
+        watchdog.round();
+        std::thread::sleep(Duration::from_millis(700));
+        actix_web::rt::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(watchdog.stalls(), 0);
+        watchdog.round();
+        assert_eq!(watchdog.stalls(), 0);
+        assert!(watchdog.stalled().is_empty());
+    }
+
+    /// A worker blocked while the monitor runs is a stall, as before.
+    #[actix_web::test]
+    async fn a_worker_blocked_while_the_monitor_runs_is_a_stall() {
+        let watchdog = Watchdog::new(Duration::from_millis(300));
+        watchdog.beat_on_this_worker();
+        let monitor = watchdog.clone();
+        let rounds = std::thread::spawn(move || {
+            for _ in 0..12 {
+                monitor.round();
+                std::thread::sleep(Duration::from_millis(75));
+            }
+        });
+        std::thread::sleep(Duration::from_millis(700));
+        rounds.join().unwrap();
+        assert_eq!(watchdog.stalls(), 1);
     }
 }

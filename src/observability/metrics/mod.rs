@@ -50,6 +50,7 @@ use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::{Registry, Unit};
 
+use super::cgroup::CgroupCollector;
 use super::log_sink::LogSinkCollector;
 use super::process::ProcessCollector;
 use crate::edge::routes::RouteIndex as TableIndex;
@@ -212,6 +213,7 @@ impl Metrics {
         }
         registry.register_collector(Box::new(BuildCollector));
         registry.register_collector(Box::new(ProcessCollector));
+        registry.register_collector(Box::new(CgroupCollector));
         let mut text = String::with_capacity(16 * 1024);
         prometheus_client::encoding::text::encode(&mut text, &registry)
             .expect("writing to a String does not fail");
