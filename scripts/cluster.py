@@ -1,4 +1,4 @@
-"""Shared by scripts/check-rolling-restart and scripts/check-cluster: release instances of
+"""Shared by scripts/check-cluster and scripts/check-drills: release instances of
 partner-api on fixed loopback ports (restartable), Debian's HAProxy in front of them
 health-checking each one's /readyz, a Redis server, and steady client traffic through the
 balancer. Every process is stopped by its PID; every wait is bounded."""
@@ -7,6 +7,7 @@ import csv
 import http.client
 import io
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -113,15 +114,26 @@ class Instance:
         self.api_port, self.admin_port = free_port(), free_port()
         self.process = None
         self.starts = 0
+        # What start() runs, and the descriptors it may hold (None: inherited).
+        self.binary = SERVICE
+        self.max_fds = None
 
-    def start(self):
+    def start(self, stderr=None):
+        """Starts the process; its stderr goes to the run's log file, or to `stderr` (a
+        pipe's writing end, say) when given."""
         self.starts += 1
-        log = open(os.path.join(self.work, f"{self.name}-{self.starts}.log"), "wb")
+        log = stderr or open(os.path.join(self.work, f"{self.name}-{self.starts}.log"), "wb")
+        limit = self.max_fds
+
+        def limit_descriptors():
+            if limit is not None:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
         self.process = subprocess.Popen(
-            [SERVICE, "--bind", f"127.0.0.1:{self.api_port}",
+            [self.binary, "--bind", f"127.0.0.1:{self.api_port}",
              "--admin-bind", f"127.0.0.1:{self.admin_port}", *self.args],
             stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
-            env=dict(os.environ, RUST_LOG=self.log_filter))
+            env=dict(os.environ, RUST_LOG=self.log_filter), preexec_fn=limit_descriptors)
         wait_until(f"{self.name} is ready", self.ready)
         say(f"{self.name} started (pid {self.process.pid}), API :{self.api_port}, "
             f"admin :{self.admin_port}")
@@ -265,8 +277,10 @@ class Traffic:
     addresses, one connection each, taken in turn); counts 200s and everything else."""
 
     def __init__(self, port, sources=("127.0.0.1",), clients=4, pause=0.002,
-                 max_requests=2_000_000):
+                 max_requests=2_000_000, context=None, timeout=10):
         self.port, self.sources, self.pause = port, list(sources), pause
+        # With an SSL context, HTTPS; `timeout` is each request's.
+        self.context, self.timeout = context, timeout
         self.max_requests = max_requests
         self.stopping = threading.Event()
         self.lock = threading.Lock()
@@ -286,9 +300,15 @@ class Traffic:
             turn += len(self.threads)
             connection = connections.get(source)
             try:
+                if connection is None and self.context is not None:
+                    connection = http.client.HTTPSConnection(
+                        "127.0.0.1", self.port, timeout=self.timeout,
+                        source_address=(source, 0), context=self.context)
+                    connections[source] = connection
                 if connection is None:
                     connection = http.client.HTTPConnection(
-                        "127.0.0.1", self.port, timeout=10, source_address=(source, 0))
+                        "127.0.0.1", self.port, timeout=self.timeout,
+                        source_address=(source, 0))
                     connections[source] = connection
                 connection.request("GET", "/v1/ping")
                 response = connection.getresponse()
@@ -301,7 +321,8 @@ class Traffic:
             except (http.client.HTTPException, OSError) as error:
                 with self.lock:
                     self.failures.append(f"{type(error).__name__}: {error}")
-                connection.close()
+                if connection is not None:
+                    connection.close()
                 connections.pop(source, None)
             time.sleep(self.pause)
 
