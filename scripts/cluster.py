@@ -7,7 +7,6 @@ import csv
 import http.client
 import io
 import os
-import resource
 import shutil
 import signal
 import socket
@@ -123,17 +122,14 @@ class Instance:
         pipe's writing end, say) when given."""
         self.starts += 1
         log = stderr or open(os.path.join(self.work, f"{self.name}-{self.starts}.log"), "wb")
-        limit = self.max_fds
-
-        def limit_descriptors():
-            if limit is not None:
-                resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
-
+        # A lower descriptor limit through prlimit(1), not a preexec_fn: the scripts run
+        # threads, and Python warns that a preexec_fn may deadlock a child forked beside them.
+        limit = [] if self.max_fds is None else ["prlimit", f"--nofile={self.max_fds}"]
         self.process = subprocess.Popen(
-            [self.binary, "--bind", f"127.0.0.1:{self.api_port}",
+            [*limit, self.binary, "--bind", f"127.0.0.1:{self.api_port}",
              "--admin-bind", f"127.0.0.1:{self.admin_port}", *self.args],
             stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
-            env=dict(os.environ, RUST_LOG=self.log_filter), preexec_fn=limit_descriptors)
+            env=dict(os.environ, RUST_LOG=self.log_filter))
         wait_until(f"{self.name} is ready", self.ready)
         say(f"{self.name} started (pid {self.process.pid}), API :{self.api_port}, "
             f"admin :{self.admin_port}")

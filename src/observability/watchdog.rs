@@ -35,8 +35,12 @@ struct Shared {
     started: Instant,
     hearts: Mutex<Vec<Arc<Heart>>>,
     stalls: AtomicU64,
-    /// Milliseconds since `started` at the monitor's last round; `NO_MONITOR` until it runs.
+    /// Milliseconds since `started` at the end of the monitor's last round; `NO_MONITOR` until
+    /// it runs.
     last_round_ms: AtomicU64,
+    /// True while the monitor checks the workers and logs what it found: logging may wait
+    /// (`--log-when-stalled wait`), and a monitor that waits is not paused.
+    in_round: AtomicBool,
     /// When the last pause of the whole process ended (milliseconds since `started`).
     pause_ended_ms: AtomicU64,
 }
@@ -66,6 +70,7 @@ impl Watchdog {
             hearts: Mutex::new(Vec::new()),
             stalls: AtomicU64::new(0),
             last_round_ms: AtomicU64::new(NO_MONITOR),
+            in_round: AtomicBool::new(false),
             pause_ended_ms: AtomicU64::new(0),
         }))
     }
@@ -174,16 +179,22 @@ impl Watchdog {
         }
     }
 
-    /// One round of the monitor: a pause of the whole process if its last round is older than
-    /// the threshold, else a check of the workers.
+    /// One round of the monitor: a pause of the whole process if the end of its last round is
+    /// older than the threshold (its own sleep is far shorter), else a check of the workers.
+    /// The round's end is stamped after the pause is recorded and the check is done, so a
+    /// worker never sees a fresh round without the pause it followed, and a check slowed by
+    /// logging is not taken for a pause.
     fn round(&self) {
         let now = self.now_ms();
-        let previous = self.0.last_round_ms.swap(now, Ordering::Relaxed);
+        let previous = self.0.last_round_ms.load(Ordering::Relaxed);
         if previous != NO_MONITOR && now.saturating_sub(previous) > self.threshold_ms() {
             self.process_paused(now, now - previous);
         } else {
-            self.check();
+            self.0.in_round.store(true, Ordering::Relaxed);
+            self.check_at(now);
+            self.0.in_round.store(false, Ordering::Relaxed);
         }
+        self.0.last_round_ms.store(self.now_ms(), Ordering::Relaxed);
     }
 
     /// The whole process was not scheduled for `paused_ms` until `now`: one warning, no stall,
@@ -191,8 +202,11 @@ impl Watchdog {
     fn process_paused(&self, now: u64, paused_ms: u64) {
         let first =
             self.0.pause_ended_ms.swap(now, Ordering::Relaxed) < now.saturating_sub(paused_ms);
+        // A worker already stalled before the pause stays stalled: its clock is not restarted.
         for heart in lock(&self.0.hearts).iter() {
-            heart.last_beat_ms.fetch_max(now, Ordering::Relaxed);
+            if !heart.stalled.load(Ordering::Relaxed) {
+                heart.last_beat_ms.fetch_max(now, Ordering::Relaxed);
+            }
         }
         if first {
             log::warn!(
@@ -204,18 +218,25 @@ impl Watchdog {
     }
 
     /// Whether a worker silent since `last_beat` until `now` was paused with the whole
-    /// process: the monitor runs and was as silent (or saw the pause end since).
+    /// process: the monitor runs, is not busy in a round (it may wait on logging), and was as
+    /// silent (or saw the pause end since).
     fn paused_with_process(&self, last_beat: u64, now: u64) -> bool {
         let last_round = self.0.last_round_ms.load(Ordering::Relaxed);
         last_round != NO_MONITOR
+            && !self.0.in_round.load(Ordering::Relaxed)
             && (now.saturating_sub(last_round) > self.threshold_ms()
                 || self.0.pause_ended_ms.load(Ordering::Relaxed) > last_beat)
     }
 
     /// A check of the workers. It logs after letting go of the list: logging may wait (with
     /// `--log-when-stalled wait`), and the probes read the list.
+    #[cfg(test)]
     fn check(&self) {
-        let now = self.now_ms();
+        self.check_at(self.now_ms());
+    }
+
+    /// The check of one round, at `now`.
+    fn check_at(&self, now: u64) {
         let threshold = self.threshold_ms();
         let newly_stalled: Vec<(String, u64)> = lock(&self.0.hearts)
             .iter()
@@ -376,6 +397,19 @@ mod tests {
         watchdog.round();
         assert_eq!(watchdog.stalls(), 0);
         assert!(watchdog.stalled().is_empty());
+    }
+
+    /// A monitor held in its round (its log line waiting on a stalled sink) is not a pause: a
+    /// worker stalled meanwhile still counts its stall.
+    #[actix_web::test]
+    async fn a_monitor_waiting_on_its_log_excuses_no_worker() {
+        let watchdog = Watchdog::new(Duration::from_millis(300));
+        watchdog.beat_on_this_worker();
+        watchdog.round();
+        watchdog.0.in_round.store(true, Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(700));
+        actix_web::rt::time::sleep(Duration::from_millis(400)).await;
+        assert_eq!(watchdog.stalls(), 1);
     }
 
     /// A worker blocked while the monitor runs is a stall, as before.

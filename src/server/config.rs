@@ -247,7 +247,7 @@ pub struct ServerConfig {
     pub rate_limit_store: StoreArg,
 
     /// Milliseconds a decision waits for the shared store before the in-process limiter
-    /// decides instead. 20: on two saturated cores no answer took over 10 ms in 13 million
+    /// decides instead. 20: on two saturated cores no call missed a 10 ms budget in 7 million
     /// decisions (BENCHMARKS.md, "The shared store's budget"), and a request held for all of
     /// it still meets the 25 ms latency objective.
     #[arg(long, env = "PARTNER_API_RATE_LIMIT_STORE_TIMEOUT_MS", default_value_t = 20, value_name = "MS",
