@@ -6,7 +6,7 @@
 //!
 //! cgroup v2 (`memory.max`, `memory.current`, `memory.stat`, `cpu.stat`) and v1
 //! (`memory.limit_in_bytes`, `memory.usage_in_bytes`, `memory.stat`, `cpu.stat`) are both
-//! read. The group's folder is the one `/proc/self/cgroup` names under the mount point, or
+//! read (v2's `memory.high` too, where the kernel starts throttling). The group's folder is the one `/proc/self/cgroup` names under the mount point, or
 //! the mount point itself where a cgroup namespace makes that path meaningless inside (as in
 //! a container). A reading that is missing is left out, never an error; a limit of "max"
 //! (none) is left out too, so the alert has nothing to divide by.
@@ -31,6 +31,9 @@ pub struct CgroupCollector;
 #[derive(Debug, Default, PartialEq)]
 struct Reading {
     memory_limit_bytes: Option<u64>,
+    /// cgroup v2's `memory.high` (systemd's `MemoryHigh=`): above it the kernel throttles the
+    /// group and reclaims hard, long before the limit kills it.
+    memory_high_bytes: Option<u64>,
     memory_working_set_bytes: Option<u64>,
     cpu_periods: Option<u64>,
     cpu_throttled_periods: Option<u64>,
@@ -90,6 +93,9 @@ fn read_v2(folder: &Path) -> Reading {
     let cpu_stat = fs::read_to_string(folder.join("cpu.stat")).unwrap_or_default();
     Reading {
         memory_limit_bytes: limit,
+        memory_high_bytes: fs::read_to_string(folder.join("memory.high"))
+            .ok()
+            .and_then(|text| text.trim().parse().ok()),
         memory_working_set_bytes: read_number(folder, "memory.current")
             .map(|usage| usage.saturating_sub(keyed(&memory_stat, "inactive_file").unwrap_or(0))),
         cpu_periods: keyed(&cpu_stat, "nr_periods"),
@@ -142,6 +148,11 @@ impl Collector for CgroupCollector {
                 "partner_api_cgroup_memory_limit",
                 "Memory limit of the process's control group (absent when there is none).",
                 reading.memory_limit_bytes,
+            ),
+            (
+                "partner_api_cgroup_memory_high",
+                "Memory above which the kernel throttles the control group (cgroup v2 memory.high; absent when there is none).",
+                reading.memory_high_bytes,
             ),
             (
                 "partner_api_cgroup_memory_working_set",
@@ -212,6 +223,7 @@ mod tests {
             &root.join("system.slice/partner-api.service"),
             &[
                 ("memory.max", "536870912\n"),
+                ("memory.high", "402653184\n"),
                 ("memory.current", "300000000\n"),
                 (
                     "memory.stat",
@@ -228,6 +240,7 @@ mod tests {
             reading,
             Reading {
                 memory_limit_bytes: Some(536_870_912),
+                memory_high_bytes: Some(402_653_184),
                 memory_working_set_bytes: Some(250_000_000),
                 cpu_periods: Some(400),
                 cpu_throttled_periods: Some(120),
@@ -244,6 +257,7 @@ mod tests {
             &root,
             &[
                 ("memory.max", "max\n"),
+                ("memory.high", "max\n"),
                 ("memory.current", "1000\n"),
                 ("cpu.stat", "usage_usec 9\n"),
             ],
@@ -284,6 +298,7 @@ mod tests {
             reading,
             Reading {
                 memory_limit_bytes: Some(268_435_456),
+                memory_high_bytes: None,
                 memory_working_set_bytes: Some(99_000_000),
                 cpu_periods: Some(10),
                 cpu_throttled_periods: Some(4),
