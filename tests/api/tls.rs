@@ -139,6 +139,17 @@ fn peer_certificate(response: &reqwest::Response) -> Vec<u8> {
         .to_vec()
 }
 
+/// The certificate a new client (no TLS session to resume) is served for a ping.
+async fn served_certificate(pki: &TestPki, app: &TestApp) -> Vec<u8> {
+    let response = pki
+        .client(app, true)
+        .get(https(app, "/v1/ping"))
+        .send()
+        .await
+        .unwrap();
+    peer_certificate(&response)
+}
+
 #[actix_web::test]
 async fn ping_over_http1_and_http2_with_hsts() {
     let pki = TestPki::new("protocols");
@@ -244,32 +255,18 @@ async fn a_reload_serves_the_new_certificate_and_keeps_requests_in_flight() {
 async fn changed_files_are_picked_up_and_a_bad_pair_is_refused() {
     let pki = TestPki::new("watch");
     let app = tls_app(&pki, 1).await;
-    let client = pki.client(&app, true);
-    let first = peer_certificate(&client.get(https(&app, "/v1/ping")).send().await.unwrap());
+    let first = served_certificate(&pki, &app).await;
 
     // A key that does not belong to the certificate: refused, the first pair stays.
     std::fs::write(&pki.key_path, KeyPair::generate().unwrap().serialize_pem()).unwrap();
     app.certificates.as_ref().unwrap().reload().unwrap_err();
-    let still = pki
-        .client(&app, true)
-        .get(https(&app, "/v1/ping"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(peer_certificate(&still), first);
+    assert_eq!(served_certificate(&pki, &app).await, first);
 
     // A good pair on disk is picked up by the watcher, within a few of its 1 s checks.
     let issued = pki.issue();
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        // A new client each time: no TLS session to resume.
-        let response = pki
-            .client(&app, true)
-            .get(https(&app, "/v1/ping"))
-            .send()
-            .await
-            .unwrap();
-        if peer_certificate(&response) == issued {
+        if served_certificate(&pki, &app).await == issued {
             break;
         }
         assert!(
@@ -287,13 +284,7 @@ async fn an_expired_or_not_yet_valid_certificate_is_refused_on_reload() {
     let pki = TestPki::new("validity");
     let app = tls_app(&pki, 0).await;
     let store = app.certificates.as_ref().unwrap();
-    let first = peer_certificate(
-        &pki.client(&app, true)
-            .get(https(&app, "/v1/ping"))
-            .send()
-            .await
-            .unwrap(),
-    );
+    let first = served_certificate(&pki, &app).await;
     let now = unix_now();
     for (not_before, not_after, why) in [
         (now - 86_400 * 30, now - 86_400, "expired at"),
@@ -309,24 +300,12 @@ async fn an_expired_or_not_yet_valid_certificate_is_refused_on_reload() {
             "{error}"
         );
         assert!(store.status().files_refused);
-        let still = pki
-            .client(&app, true)
-            .get(https(&app, "/v1/ping"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(peer_certificate(&still), first);
+        assert_eq!(served_certificate(&pki, &app).await, first);
     }
     let issued = pki.issue();
     store.reload().unwrap();
     assert!(!store.status().files_refused);
-    let now_served = pki
-        .client(&app, true)
-        .get(https(&app, "/v1/ping"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(peer_certificate(&now_served), issued);
+    assert_eq!(served_certificate(&pki, &app).await, issued);
 }
 
 /// Files refused for a reason that passes are tried again: a certificate issued a little ahead
@@ -354,13 +333,7 @@ async fn refused_files_are_tried_again_until_they_are_taken() {
         pki.cert_path.display()
     );
     loop {
-        let served = peer_certificate(
-            &pki.client(&app, true)
-                .get(https(&app, "/v1/ping"))
-                .send()
-                .await
-                .unwrap(),
-        );
+        let served = served_certificate(&pki, &app).await;
         if served == early {
             break;
         }
