@@ -6,8 +6,14 @@
 
 // `req_<hex>` request ids.
 pub mod request_id;
+// Partner keys masked in what the service writes out (messages, access lines, audit records).
+pub mod redact;
 // The error catalogue, `ApiError`, and an error as the client receives it.
 pub mod errors;
+// Partner keys: their text, the file of issued keys, the operator's commands, who a request is.
+pub mod auth;
+// The audit trail of requests for member data, on a sink of its own.
+pub mod audit;
 // The HTTP edge: TLS, who the client is, an endpoint's input and context, mounting, routes.
 #[macro_use]
 pub mod edge;

@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
+use partner_api::auth::commands;
 use partner_api::observability::{log_sink, logging};
 use partner_api::openapi;
-use partner_api::server::config::{Cli, Command, EXIT_BAD_CONFIG};
+use partner_api::server::config::{Cli, Command, EXIT_BAD_CONFIG, KeysCommand};
 use partner_api::server::healthcheck;
 use partner_api::server::startup::{Application, StartupError};
 
@@ -27,7 +28,38 @@ fn main() -> ExitCode {
             print!("{text}");
             ExitCode::SUCCESS
         }
+        Some(Command::Keys(command)) => keys(command),
         None => serve(&cli),
+    }
+}
+
+/// `partner-api keys ...`: exit 0, or 2 with one line saying why.
+fn keys(command: &KeysCommand) -> ExitCode {
+    let now = jiff::Timestamp::now();
+    let (mut out, mut note) = (std::io::stdout(), std::io::stderr());
+    let done = match command {
+        KeysCommand::Issue {
+            keys_file,
+            partner,
+            scopes,
+            expires,
+        } => {
+            let request = commands::Issue {
+                partner,
+                scopes,
+                expires: expires.as_deref(),
+            };
+            commands::issue(keys_file, &request, now, &mut out, &mut note)
+        }
+        KeysCommand::List { keys_file } => commands::list(keys_file, now, &mut out),
+        KeysCommand::Revoke { keys_file, id } => commands::revoke(keys_file, id, now, &mut note),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("partner-api keys: {error}");
+            ExitCode::from(EXIT_BAD_CONFIG)
+        }
     }
 }
 

@@ -165,6 +165,16 @@ enum ListObject {
 }
 
 impl<T> List<T> {
+    /// The same page with each thing turned by `f` (a stored row into what is answered).
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> List<U> {
+        List {
+            object: self.object,
+            data: self.data.into_iter().map(f).collect(),
+            has_more: self.has_more,
+            next_cursor: self.next_cursor,
+        }
+    }
+
     /// The page of `limit` things taken from `things`, which yields the things after the
     /// cursor, in the list's order. One more is read to know whether a next page exists; its
     /// cursor is `cursor_of` the page's last thing (`Cursor::new(&thing.id)`). A thing whose

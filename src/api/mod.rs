@@ -11,9 +11,14 @@
 //! does not exist, and the app factory always installs the one context, so nothing a handler
 //! reads can be missing when a request arrives.
 
+pub mod date;
 pub mod id;
+pub mod idempotency;
 pub mod list;
 pub mod ping;
+pub mod table;
+pub mod text;
+pub mod write;
 
 use crate::edge::deprecation::Deprecation;
 use crate::edge::mount::{Endpoints, Mount};

@@ -54,11 +54,14 @@ use futures_util::future::{Either, LocalBoxFuture};
 
 use self::recording::Answered;
 use self::shaping::{api_error_for_response, api_error_from, panic_message};
+use crate::audit::sink::AuditSink;
+use crate::audit::{Members, PendingRecord};
+use crate::auth::store::KeyStore;
 use crate::edge::client::ClientResolver;
 use crate::edge::context::{InContext, RequestInfo};
 use crate::edge::routes::RouteTable;
 use crate::edge::view::RequestView;
-use crate::errors::{ApiError, Rendered};
+use crate::errors::{ApiError, ErrorCode, Rendered};
 use crate::observability::logging;
 use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
@@ -80,6 +83,10 @@ pub struct ConventionSettings {
     pub rate_limits: RateLimits,
     /// How many requests one client may have in flight at once.
     pub in_flight: InFlightCeiling,
+    /// The partner keys in force, which a request's `Authorization` header is looked up in.
+    pub keys: KeyStore,
+    /// Where the audit records of requests for member data go.
+    pub audit: AuditSink,
     /// How every answer is written, the HTTP layer's own rejections' included.
     pub answers: AnswerSettings,
 }
@@ -173,19 +180,23 @@ where
             &request,
             &self.conventions.settings.routes,
             &self.conventions.settings.clients,
+            &self.conventions.settings.keys,
         );
+        // The audit record of a request for member data, begun now, so that it is written
+        // whatever happens next: a refusal, a wait for the shared store the client gives up on.
+        let audit = self.conventions.audit_of(&view, request_id);
         // The ceiling first: a client holding all it may hold is refused before its request
         // costs a rate-limit token, or a wait for the shared store.
         let Some(slot) = self
             .conventions
             .settings
             .in_flight
-            .admit(ClientKey::of(view.client()))
+            .admit(ClientKey::for_view(&view))
         else {
             return Either::Left(ready(Ok(self.conventions.refuse(
                 request,
                 view,
-                request_id,
+                (request_id, audit),
                 Refused::InFlight,
                 started,
             ))));
@@ -201,12 +212,13 @@ where
                     quota,
                     slot,
                     started,
+                    audit,
                 },
             )),
             Check::Decided(Err(refusal)) => Either::Left(ready(Ok(self.conventions.refuse(
                 request,
                 view,
-                request_id,
+                (request_id, audit),
                 Refused::Quota(refusal),
                 started,
             )))),
@@ -222,13 +234,14 @@ where
                                 quota,
                                 slot,
                                 started,
+                                audit,
                             };
                             serve(service, conventions, request, view, admitted).await
                         }
                         Err(refusal) => Ok(conventions.refuse(
                             request,
                             view,
-                            request_id,
+                            (request_id, audit),
                             Refused::Quota(refusal),
                             started,
                         )),
@@ -247,6 +260,14 @@ struct Admitted {
     /// Its place under the client's in-flight ceiling, held until the answer is done.
     slot: InFlightSlot,
     started: Instant,
+    audit: Audit,
+}
+
+/// The audit of a request: where its handler lists the members it touches, and its record,
+/// for an operation marked `x-member-data` (`audit`); nothing for any other.
+struct Audit {
+    members: Members,
+    record: Option<PendingRecord>,
 }
 
 /// Why a request is refused with a 429 before it is routed.
@@ -282,7 +303,12 @@ where
         quota,
         slot,
         started,
+        audit,
     } = admitted;
+    let Audit {
+        members,
+        record: mut audit_record,
+    } = audit;
     // Refused before routing: too many or too large header fields, or a Host or scheme this
     // service cannot be addressed by.
     let refused = conventions
@@ -290,7 +316,15 @@ where
         .answers
         .header_limits
         .check(request.headers())
-        .or_else(|| addressing::check(&request));
+        .or_else(|| addressing::check(&request))
+        // An operation that needs a key: 401 or 403 before its handler runs.
+        .or_else(|| {
+            conventions.settings.routes.authorize(
+                summary.view.route(),
+                summary.view.method(),
+                summary.view.caller(),
+            )
+        });
     // What the handler and the code it calls know of the request (`edge::context`).
     let request_info = RequestInfo::new(
         request_id,
@@ -299,7 +333,8 @@ where
             .view
             .route()
             .map(|route| Arc::clone(conventions.settings.routes.template(route))),
-    );
+    )
+    .with_caller(summary.view.caller().key().cloned(), members.clone());
     Box::pin(async move {
         let in_flight = conventions
             .metrics
@@ -322,8 +357,11 @@ where
         };
         // What both ways of answering end with: the convention headers, and what will be
         // recorded of the request once its answer is sent.
-        let finish = |head: &mut ResponseHead, summary: RequestSummary| {
+        let finish = |head: &mut ResponseHead, summary: RequestSummary, code: Option<ErrorCode>| {
             let status = head.status;
+            if let Some(record) = audit_record.take() {
+                record.answered(status.as_u16(), code.map(ErrorCode::as_str));
+            }
             // A 408 ends the connection: the rest of a body that stopped arriving is not
             // waited for (the HTTP layer would otherwise go on draining it).
             if status == StatusCode::REQUEST_TIMEOUT {
@@ -351,16 +389,18 @@ where
         };
         let failure = match outcome {
             Ok(Ok(response)) => {
+                let mut code = None;
                 let mut response = if response.status().as_u16() < 400 {
                     response.map_into_left_body()
                 } else {
-                    let rendered = api_error_for_response(
+                    let error = api_error_for_response(
                         &response,
                         &summary.view,
                         &conventions.settings.routes,
                         &request_id,
-                    )
-                    .rendered(
+                    );
+                    code = Some(error.code());
+                    let rendered = error.rendered(
                         &request_id,
                         conventions
                             .settings
@@ -372,7 +412,7 @@ where
                     ServiceResponse::new(request, rendered.into_response(original))
                         .map_into_right_body()
                 };
-                let answered = finish(response.response_mut().head_mut(), summary);
+                let answered = finish(response.response_mut().head_mut(), summary, code);
                 return Ok(response.map_body(|_, body| Recorded::new(body, answered)));
             }
             Ok(Err(error)) => {
@@ -399,20 +439,57 @@ where
                 .doc_links
                 .resolve(summary.host(), summary.view.forwarded_scheme()),
         );
-        let answered = finish(response.head_mut(), summary);
+        let answered = finish(response.head_mut(), summary, Some(failure.code()));
         let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
         Err(InternalError::from_response(failure, response).into())
     })
 }
 
 impl WorkerConventions {
+    /// The audit of a request for an operation marked `x-member-data`, its record begun;
+    /// nothing for any other request.
+    fn audit_of(&self, view: &RequestView, request_id: RequestId) -> Audit {
+        let guarded = self
+            .settings
+            .routes
+            .guarded(view.route(), view.method())
+            .filter(|guarded| guarded.member_data);
+        let Some(guarded) = guarded else {
+            return Audit {
+                members: Members::default(),
+                record: None,
+            };
+        };
+        let members = Members::audited();
+        let key = view
+            .caller()
+            .named_key()
+            .map(|key| (Arc::clone(&key.id), Arc::clone(&key.partner)));
+        let record = PendingRecord::new(
+            &self.settings.audit,
+            request_id,
+            key,
+            (
+                Arc::clone(&guarded.operation_id),
+                view.method().as_str(),
+                crate::edge::view::path_for_log(view.path()),
+            ),
+            members.clone(),
+            view.client(),
+        );
+        Audit {
+            members,
+            record: Some(record),
+        }
+    }
+
     /// The 429 for a request over its limit, finished here: it needs nothing the router or
     /// a handler would add, and nothing kept for later.
     fn refuse<B>(
         &self,
         request: ServiceRequest,
         view: RequestView,
-        request_id: RequestId,
+        (request_id, audit): (RequestId, Audit),
         refused: Refused,
         started: Instant,
     ) -> ServiceResponse<Recorded<EitherBody<B, BoxBody>>> {
@@ -449,6 +526,9 @@ impl WorkerConventions {
             view.method(),
             response.headers_mut(),
         );
+        if let Some(record) = audit.record {
+            record.answered(response.status().as_u16(), Some("rate_limited"));
+        }
         // Recorded now, not when its body is done: a refusal's body is a few hundred bytes
         // handed over in one piece, and a flood of refusals is what the limiter exists to
         // make cheap (`scripts/soak panics` holds it to the cost of plain pings). Counted, but

@@ -176,7 +176,11 @@ fn render_files(public_origin: Option<&str>) -> HashMap<&'static str, StaticFile
         ),
         (
             ERRORS_PATH,
-            StaticFile::new(HTML, Lifetime::Revalidate, pages::errors_page()),
+            StaticFile::new(
+                HTML,
+                Lifetime::Revalidate,
+                pages::errors_page(&openapi::codes_in_use(&document)),
+            ),
         ),
         (
             CHANGELOG_PATH,

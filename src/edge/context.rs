@@ -24,12 +24,15 @@ use actix_web::http::Method;
 use actix_web::{FromRequest, HttpRequest, web};
 
 use super::view::routed_path;
+use crate::audit::Members;
+use crate::auth::store::PartnerKey;
 use crate::errors::ApiError;
 use crate::request_id::RequestId;
 
 /// One request as the service decided it, what every log line written for it needs: its id,
-/// its client and its route. A partner's identity joins it once API keys exist: it is
-/// `#[non_exhaustive]` and read through methods, so that adds a method and breaks no caller.
+/// its client and its route, and, when it carried a key in force, the key (its id and
+/// partner), and the members it touched when its operation is audited. It is
+/// `#[non_exhaustive]` and read through methods, so a new part breaks no caller.
 /// Cloning it copies the id and counts one more reference to the route's template; it can be
 /// sent to another thread.
 #[derive(Clone, Debug)]
@@ -38,6 +41,8 @@ pub struct RequestInfo {
     request_id: RequestId,
     client: Option<IpAddr>,
     route: Option<Arc<str>>,
+    key: Option<Arc<PartnerKey>>,
+    members: Members,
 }
 
 impl RequestInfo {
@@ -48,7 +53,22 @@ impl RequestInfo {
             request_id,
             client,
             route,
+            key: None,
+            members: Members::default(),
         }
+    }
+
+    /// The same request, carrying `key` (the key in force it was sent with) and `members`
+    /// (where its handler lists the members it touches, when the operation is audited).
+    pub fn with_caller(mut self, key: Option<Arc<PartnerKey>>, members: Members) -> Self {
+        self.key = key;
+        self.members = members;
+        self
+    }
+
+    /// The key in force the request carried, if any.
+    pub fn key(&self) -> Option<&PartnerKey> {
+        self.key.as_deref()
     }
 
     /// The request's id, as in its `Service-Request-Id` header.
@@ -134,6 +154,24 @@ impl<C: ?Sized> RequestContext<C> {
     /// What the endpoints share (`api::ApiContext` for the API's own).
     pub fn app(&self) -> &C {
         &self.app
+    }
+
+    /// The partner whose key the request carried (`pt_...`): always there for an operation
+    /// that needs a key, which is answered 401 or 403 before its handler runs otherwise. What
+    /// a handler scopes the data it reads and changes by.
+    pub fn partner(&self) -> Option<&str> {
+        self.request.key.as_ref().map(|key| &*key.partner)
+    }
+
+    /// The id of the key the request carried (`ky_...`), for what the handler records.
+    pub fn key_id(&self) -> Option<&str> {
+        self.request.key.as_ref().map(|key| &*key.id)
+    }
+
+    /// Names the members whose data the handler read or changed, for the request's audit
+    /// record (`audit`); a no-op for an operation that is not audited.
+    pub fn audit_members<I: IntoIterator<Item = S>, S: AsRef<str>>(&self, ids: I) {
+        self.request.members.add(ids);
     }
 
     /// The 404 of a thing of `kind` whose `id` names nothing: `No such programme: 'pr_0042'

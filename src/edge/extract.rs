@@ -317,13 +317,57 @@ pub fn invalid<E: serde::de::Error>(requirement: &'static str) -> E {
     E::custom(format_args!("{REQUIREMENT_MARK}{requirement}"))
 }
 
+/// The text of a value that must be a string meeting `requirement` (a type of this service's
+/// that checks its own shape reads it this way, then checks it, failing with [`invalid`]): a
+/// value of another type (a number, `null`, an object) fails with the same requirement as a
+/// string of the wrong shape, while a field that is missing stays `parameter_missing` naming
+/// it (mapping every error to [`invalid`] would swallow that: serde reads a missing field of a
+/// type with its own `Deserialize` through the same call).
+pub fn text_of<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+    requirement: &'static str,
+) -> Result<std::borrow::Cow<'de, str>, D::Error> {
+    struct Text(&'static str);
+    impl<'de> serde::de::Visitor<'de> for Text {
+        type Value = std::borrow::Cow<'de, str>;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "{REQUIREMENT_MARK}{}", self.0)
+        }
+
+        fn visit_borrowed_str<E: serde::de::Error>(
+            self,
+            value: &'de str,
+        ) -> Result<Self::Value, E> {
+            Ok(std::borrow::Cow::Borrowed(value))
+        }
+
+        fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<Self::Value, E> {
+            Ok(std::borrow::Cow::Owned(value.to_owned()))
+        }
+
+        fn visit_string<E: serde::de::Error>(self, value: String) -> Result<Self::Value, E> {
+            Ok(std::borrow::Cow::Owned(value))
+        }
+    }
+    deserializer.deserialize_str(Text(requirement))
+}
+
 /// Starts the text of an error made by [`invalid`], and no other: serde's messages start with
 /// a word of their own, and a character from Unicode's private use area is no word.
 const REQUIREMENT_MARK: char = '\u{E000}';
 
-/// The requirement of an error made by [`invalid`], without the position serde_json adds.
+/// The requirement of an error made by [`invalid`], or of a value of another type read by
+/// [`text_of`] (serde writes `invalid type: ..., expected <requirement>`), without the
+/// position serde_json adds.
 fn requirement(message: &str) -> Option<&str> {
-    let text = message.strip_prefix(REQUIREMENT_MARK)?;
+    let text = match message.strip_prefix(REQUIREMENT_MARK) {
+        Some(text) => text,
+        None if message.starts_with("invalid type: ") => {
+            &message[message.find(REQUIREMENT_MARK)? + REQUIREMENT_MARK.len_utf8()..]
+        }
+        None => return None,
+    };
     // serde_json appends " at line L column C" to a data error's text.
     Some(match text.rfind(" at line ") {
         Some(end) if text[end..].contains(" column ") => &text[..end],

@@ -5,7 +5,8 @@
 //!
 //! [`Mount<C>`] mounts handlers whose shared context is `C` (`api::ApiContext` for the API's
 //! endpoints): it admits a handler only if each of its arguments is one of the service's own
-//! extractors ([`ArgumentOf`]): `Path`, `Query` and `Body` from `edge::extract`, and
+//! extractors ([`ArgumentOf`]): `Path`, `Query` and `Body` from `edge::extract`,
+//! `IdempotencyKey` from `edge::header`, and
 //! `RequestContext<C>` of this very `C`, which the app factory always installs. So a handler
 //! that asks for a context the app does not have, or for the raw `HttpRequest`, or for a
 //! framework extractor whose errors are not the contract's, does not compile.
@@ -92,6 +93,7 @@ use utoipa_actix_web::service_config::ServiceConfig;
 use super::context::RequestContext;
 use super::deprecation::Deprecation;
 use super::extract::{Body, Path, Query};
+use super::header::IdempotencyKey;
 use super::routes;
 
 #[doc(hidden)]
@@ -206,6 +208,8 @@ impl<C: ?Sized> sealed::Sealed<C> for RequestContext<C> {}
 impl<C: ?Sized, T> sealed::Sealed<C> for Path<T> {}
 impl<C: ?Sized, T> sealed::Sealed<C> for Query<T> {}
 impl<C: ?Sized, T> sealed::Sealed<C> for Body<T> {}
+impl<C: ?Sized> sealed::Sealed<C> for IdempotencyKey {}
+impl<C: ?Sized> ArgumentOf<C> for IdempotencyKey {}
 impl<C: ?Sized> ArgumentOf<C> for RequestContext<C> {}
 impl<C: ?Sized, T> ArgumentOf<C> for Path<T> {}
 impl<C: ?Sized, T> ArgumentOf<C> for Query<T> {}

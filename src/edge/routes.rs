@@ -17,6 +17,8 @@ use utoipa::openapi::OpenApi;
 use utoipa::openapi::path::{HttpMethod, Operation, PathItem};
 
 use super::deprecation::{Deprecation, DeprecationHeaders};
+use crate::auth::{Caller, SECURITY_SCHEME};
+use crate::errors::ApiError;
 
 /// RFC 9745.
 static DEPRECATION: HeaderName = HeaderName::from_static("deprecation");
@@ -73,6 +75,68 @@ pub struct RouteTable {
     templates: Vec<Arc<str>>,
     /// The deprecated operations, by route and method: none at all, usually.
     deprecated: Vec<(RouteIndex, Method, Arc<DeprecationHeaders>)>,
+    /// The operations that need a key or are audited, by route and method.
+    guarded: Vec<(RouteIndex, Method, Arc<Guarded>)>,
+}
+
+/// What an operation's annotation asks the edge to enforce: the scope a key must have, and
+/// whether its requests are audited (`x-member-data`).
+#[derive(Debug)]
+pub struct Guarded {
+    /// The `operationId`, as the audit record names it.
+    pub operation_id: Arc<str>,
+    /// The scope its key needs; `None` when it needs no key.
+    pub scope: Option<Box<str>>,
+    /// Whether it returns or changes member data, and so is audited.
+    pub member_data: bool,
+}
+
+impl Guarded {
+    /// What `operation` declares: `security(("partner_key" = ["<scope>"]))` and
+    /// `extensions(("x-member-data" = json!(true)))`. Panics (at start) on a security
+    /// requirement the edge cannot enforce: another scheme, or other than one scope.
+    fn of(operation: &Operation) -> Option<Guarded> {
+        let described = serde_json::to_value(operation).expect("an operation serializes");
+        let member_data = described.get("x-member-data") == Some(&serde_json::Value::Bool(true));
+        let id = operation.operation_id.as_deref().unwrap_or_default();
+        let mut scope = None;
+        for requirement in described["security"].as_array().into_iter().flatten() {
+            let requirement = requirement.as_object().expect("a requirement is an object");
+            for (scheme, scopes) in requirement {
+                let scopes = scopes.as_array().map(Vec::as_slice).unwrap_or_default();
+                match (scheme.as_str(), scopes) {
+                    (SECURITY_SCHEME, [serde_json::Value::String(one)]) if scope.is_none() => {
+                        scope = Some(Box::from(one.as_str()));
+                    }
+                    _ => panic!(
+                        "{id}: security must be ((\"{SECURITY_SCHEME}\" = [\"<one scope>\"])) \
+                         or (()), not {requirement:?}"
+                    ),
+                }
+            }
+        }
+        // Member data without a key would be open to anyone: the lint refuses it in the
+        // document, and the edge refuses to start with it.
+        assert!(
+            !member_data || scope.is_some(),
+            "{id} is marked x-member-data and needs no key: add \
+             security((\"{SECURITY_SCHEME}\" = [\"<things>:read\"]))"
+        );
+        (scope.is_some() || member_data).then(|| Guarded {
+            operation_id: Arc::from(id),
+            scope,
+            member_data,
+        })
+    }
+
+    /// The same requirement for the `HEAD` twin of a GET, under the twin's `operationId`.
+    fn for_head(&self) -> Guarded {
+        Guarded {
+            operation_id: Arc::from(format!("{}_head", self.operation_id)),
+            scope: self.scope.clone(),
+            member_data: self.member_data,
+        }
+    }
 }
 
 /// A route of a [`RouteTable`], by its place in the table (the order the paths were added).
@@ -107,6 +171,17 @@ impl RouteTable {
         let mut table = RouteTable::with_routes(routes);
         for (index, item) in document.paths.paths.values().enumerate() {
             let route = RouteIndex(u16::try_from(index).expect("a route index fits in 16 bits"));
+            for (method, operation) in operations_by_method(item) {
+                if let Some(guarded) = Guarded::of(operation) {
+                    if method == Method::GET && item.head.is_none() {
+                        let head = Arc::new(guarded.for_head());
+                        table.guarded.push((route, Method::HEAD, head));
+                    }
+                    table
+                        .guarded
+                        .push((route, method.clone(), Arc::new(guarded)));
+                }
+            }
             for (method, operation) in operations_by_method(item) {
                 let id = operation.operation_id.as_deref().unwrap_or_default();
                 let Some(row) = deprecations.iter().find(|row| row.names(id)) else {
@@ -148,6 +223,31 @@ impl RouteTable {
         }
     }
 
+    /// What the operation a request for `method` on `route` is for asks the edge to enforce,
+    /// when it asks anything (most operations ask nothing: no search then).
+    pub fn guarded(&self, route: Option<RouteIndex>, method: &Method) -> Option<&Arc<Guarded>> {
+        if self.guarded.is_empty() {
+            return None;
+        }
+        let route = route?;
+        self.guarded
+            .iter()
+            .find(|(guarded, guarded_method, _)| *guarded == route && guarded_method == method)
+            .map(|(_, _, guarded)| guarded)
+    }
+
+    /// The 401 or 403 of a request for an operation that needs a key its `caller` does not
+    /// hold; `None` when it may go on.
+    pub fn authorize(
+        &self,
+        route: Option<RouteIndex>,
+        method: &Method,
+        caller: &Caller,
+    ) -> Option<ApiError> {
+        let scope = self.guarded(route, method)?.scope.as_deref()?;
+        caller.refusal_for(scope)
+    }
+
     /// The deprecation headers of `method` on `route`, when that operation is deprecated.
     pub fn deprecation(&self, route: RouteIndex, method: &Method) -> Option<&DeprecationHeaders> {
         self.deprecated
@@ -174,6 +274,7 @@ impl RouteTable {
             routes,
             templates,
             deprecated: Vec::new(),
+            guarded: Vec::new(),
         }
     }
 
@@ -181,6 +282,7 @@ impl RouteTable {
     pub fn with_paths(self, paths: &[&str], allow: &'static str) -> Self {
         let allow = HeaderValue::from_static(allow);
         let deprecated = self.deprecated;
+        let guarded = self.guarded;
         let mut routes = self.routes;
         routes.extend(
             paths
@@ -193,6 +295,7 @@ impl RouteTable {
         );
         RouteTable {
             deprecated,
+            guarded,
             ..RouteTable::with_routes(routes)
         }
     }

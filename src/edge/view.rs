@@ -18,6 +18,8 @@ use actix_web::http::uri::Uri;
 
 use super::client::{ClientResolver, ForwardedScheme};
 use super::routes::{API_PREFIX, RouteIndex, RouteTable};
+use crate::auth::Caller;
+use crate::auth::store::KeyStore;
 
 /// What the service decided a request is; see the module documentation.
 #[derive(Debug)]
@@ -32,19 +34,37 @@ pub struct RequestView {
     client: Option<IpAddr>,
     /// The scheme the client used, when a trusted proxy recorded it.
     forwarded_scheme: Option<ForwardedScheme>,
+    /// Who the request's `Authorization` header says it comes from (`auth`).
+    caller: Caller,
 }
 
 impl RequestView {
     /// Decides the view of `request`: the decoded path is the router's own (actix-web decodes
     /// every percent-encoded byte but `%`, `/` and `+` before matching, and the middleware
     /// runs after that), so the route found here is the one the router will take.
-    pub fn of(request: &ServiceRequest, routes: &RouteTable, clients: &ClientResolver) -> Self {
+    /// Its key, when it has one, is looked up in `keys` once, here.
+    pub fn of(
+        request: &ServiceRequest,
+        routes: &RouteTable,
+        clients: &ClientResolver,
+        keys: &KeyStore,
+    ) -> Self {
         let uri = request.uri().clone();
         let routed = routed_path(request.request());
         let decoded = (routed != uri.path()).then(|| Box::from(routed));
         let route = routes.find(routed);
         let peer = request.peer_addr().map(|peer| peer.ip().to_canonical());
+        let mut authorization = request
+            .headers()
+            .get_all(actix_web::http::header::AUTHORIZATION)
+            .peekable();
+        // Most requests carry no key: no clock is read for them.
+        let caller = match authorization.peek() {
+            None => Caller::Anonymous,
+            Some(_) => Caller::of(authorization, keys, jiff::Timestamp::now()),
+        };
         RequestView {
+            caller,
             method: request.method().clone(),
             client: clients.resolve(peer, request.headers()),
             forwarded_scheme: clients.forwarded_scheme(peer, request.headers()),
@@ -79,6 +99,11 @@ impl RequestView {
         self.client
     }
 
+    /// Who the request comes from, by its key.
+    pub fn caller(&self) -> &Caller {
+        &self.caller
+    }
+
     /// The scheme the client used to reach the proxy in front of us, as a trusted proxy
     /// recorded it.
     pub fn forwarded_scheme(&self) -> Option<ForwardedScheme> {
@@ -105,6 +130,8 @@ pub fn routed_path(request: &HttpRequest) -> &str {
 /// decoded path may hold a line break, a quote or a byte that is not ASCII, none of which
 /// may reach a log line as it is. A path as sent needs no encoding, so it is copied.
 pub fn write_path_for_log(out: &mut Vec<u8>, path: &str) {
+    // A partner key a client put in its path is not logged (`redact`).
+    let path = &*crate::redact::keys_masked(path);
     if path.bytes().all(is_path_byte) {
         out.extend_from_slice(path.as_bytes());
         return;
@@ -143,6 +170,15 @@ mod tests {
         for path in ["/v1/ping", "/docs/", "/v1/things/th_1;a=b", "/%25/%2F"] {
             assert_eq!(path_for_log(path), path);
         }
+    }
+
+    #[test]
+    fn a_key_in_a_path_is_masked() {
+        let key = format!("pak_{}", "k".repeat(38));
+        assert_eq!(
+            path_for_log(&format!("/v1/{key}")),
+            "/v1/pak_%5Bredacted%5D"
+        );
     }
 
     #[test]

@@ -17,8 +17,9 @@ const MAX_ECHOED_CHARS: usize = 200;
 
 /// Client input, cut to a length that is safe to echo back in a message or `param`.
 fn echo(input: &str) -> Cow<'_, str> {
+    let input = crate::redact::keys_masked(input);
     match input.char_indices().nth(MAX_ECHOED_CHARS) {
-        None => Cow::Borrowed(input),
+        None => input,
         Some((cut, _)) => Cow::Owned(format!("{}…", &input[..cut])),
     }
 }
@@ -42,6 +43,17 @@ pub(super) struct ErrorDetails {
     pub(super) retry_after_secs: Option<u64>,
     /// The cause, for the log only; never part of the response.
     internal_cause: Option<String>,
+}
+
+/// The method an error's message names: a `HEAD`'s is its `GET`'s, so that the answer to a
+/// `HEAD` carries the `Content-Length` the `GET` would (RFC 9110, 9.3.2: the same header
+/// fields), its body, never sent, being the `GET`'s.
+fn named(method: &Method) -> &str {
+    if method == Method::HEAD {
+        Method::GET.as_str()
+    } else {
+        method.as_str()
+    }
 }
 
 impl ApiError {
@@ -79,7 +91,7 @@ impl ApiError {
     pub fn resource_missing(method: &Method, path: &str) -> Self {
         ApiError::new(ErrorCode::ResourceMissing).with_message(format!(
             "Unrecognized request URL ({}: {}).",
-            echo(method.as_str()),
+            echo(named(method)),
             echo(path)
         ))
     }
@@ -94,7 +106,7 @@ impl ApiError {
             "No such {}: '{}' ({} {}).",
             echo(kind),
             echo(id),
-            echo(method.as_str()),
+            echo(named(method)),
             echo(path)
         ))
     }
@@ -103,7 +115,7 @@ impl ApiError {
     pub fn method_not_allowed(method: &Method, allow: HeaderValue) -> Self {
         let mut error = ApiError::new(ErrorCode::MethodNotAllowed).with_message(format!(
             "The method {} is not allowed on this endpoint. Allowed: {}.",
-            echo(method.as_str()),
+            echo(named(method)),
             allow.to_str().unwrap_or_default()
         ));
         error.0.allow = Some(allow);
@@ -188,6 +200,9 @@ mod tests {
         assert_eq!(echoed.chars().count(), MAX_ECHOED_CHARS + 1);
         assert!(echoed.ends_with('…'));
         assert_eq!(echo("/v1/pings"), "/v1/pings");
+        // A key a client put in a path is not echoed back.
+        let key = format!("pak_{}", "Z9".repeat(19));
+        assert_eq!(echo(&format!("/v1/{key}")), "/v1/pak_[redacted]");
     }
 
     #[test]

@@ -80,6 +80,24 @@ pub enum ErrorCode {
     RateLimited,
     /// A fault on the service side.
     InternalError,
+    /// The operation needs a key and the request sent none.
+    KeyMissing,
+    /// The request's key is not a partner key (a mistyped or cut-short one included).
+    KeyMalformed,
+    /// The request's key is well formed but no key issued has it.
+    KeyUnknown,
+    /// The request's key has expired.
+    KeyExpired,
+    /// The request's key was revoked.
+    KeyRevoked,
+    /// The request's key is valid but lacks the scope the operation needs.
+    KeyScopeMissing,
+    /// The thing is in a state that does not allow the request.
+    StateConflict,
+    /// A request with the same `Idempotency-Key` is still being answered.
+    IdempotencyKeyInUse,
+    /// The `Idempotency-Key` was first used with another request.
+    IdempotencyKeyReused,
 }
 
 /// Everything the catalogue knows about one code.
@@ -99,7 +117,7 @@ pub struct CodeSpec {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 15] = [
+    pub const ALL: [ErrorCode; 24] = [
         ErrorCode::ResourceMissing,
         ErrorCode::MethodNotAllowed,
         ErrorCode::ParameterUnknown,
@@ -115,6 +133,15 @@ impl ErrorCode {
         ErrorCode::HttpVersionNotSupported,
         ErrorCode::RateLimited,
         ErrorCode::InternalError,
+        ErrorCode::KeyMissing,
+        ErrorCode::KeyMalformed,
+        ErrorCode::KeyUnknown,
+        ErrorCode::KeyExpired,
+        ErrorCode::KeyRevoked,
+        ErrorCode::KeyScopeMissing,
+        ErrorCode::StateConflict,
+        ErrorCode::IdempotencyKeyInUse,
+        ErrorCode::IdempotencyKeyReused,
     ];
 
     /// The catalogue entry for this code.
@@ -278,6 +305,98 @@ impl ErrorCode {
                 client_action: "Retry with a growing delay. If the error persists, report the \
                                 `request_id` from the body or the `Service-Request-Id` header.",
             },
+            ErrorCode::KeyMissing => &CodeSpec {
+                code: "key_missing",
+                status: StatusCode::UNAUTHORIZED,
+                error_type: InvalidRequestError,
+                default_message: "This operation needs a key: send it as Authorization: Bearer <key>.",
+                when: "The operation needs a partner key and the request has no `Authorization` \
+                       header. The response carries `WWW-Authenticate: Bearer`.",
+                client_action: "Do not retry unchanged. Send your key in the `Authorization` \
+                                header as `Bearer <key>`.",
+            },
+            ErrorCode::KeyMalformed => &CodeSpec {
+                code: "key_malformed",
+                status: StatusCode::UNAUTHORIZED,
+                error_type: InvalidRequestError,
+                default_message: "The Authorization header does not hold a partner key.",
+                when: "The `Authorization` header is not `Bearer` and a partner key (`pak_` and \
+                       38 letters and digits), or the key's checksum does not match: it was \
+                       mistyped, cut short or joined to other text. Told without looking the \
+                       key up.",
+                client_action: "Do not retry unchanged. Copy the key again, whole, from where \
+                                you keep it; send it as `Bearer <key>`.",
+            },
+            ErrorCode::KeyUnknown => &CodeSpec {
+                code: "key_unknown",
+                status: StatusCode::UNAUTHORIZED,
+                error_type: InvalidRequestError,
+                default_message: "No key issued has this value.",
+                when: "The key is well formed but was never issued (a key of another \
+                       deployment, say).",
+                client_action: "Do not retry unchanged. Check which deployment the key was \
+                                issued for; ask your technical contact for a key.",
+            },
+            ErrorCode::KeyExpired => &CodeSpec {
+                code: "key_expired",
+                status: StatusCode::UNAUTHORIZED,
+                error_type: InvalidRequestError,
+                default_message: "The key has expired.",
+                when: "The key was issued with an expiry day, and that day has begun (UTC).",
+                client_action: "Do not retry. Use the key that replaces it; ask your technical \
+                                contact for one.",
+            },
+            ErrorCode::KeyRevoked => &CodeSpec {
+                code: "key_revoked",
+                status: StatusCode::UNAUTHORIZED,
+                error_type: InvalidRequestError,
+                default_message: "The key was revoked.",
+                when: "The key was revoked by the operator (at the partner's request, or \
+                       because it leaked).",
+                client_action: "Do not retry. Use the key that replaces it; ask your technical \
+                                contact for one.",
+            },
+            ErrorCode::KeyScopeMissing => &CodeSpec {
+                code: "key_scope_missing",
+                status: StatusCode::FORBIDDEN,
+                error_type: InvalidRequestError,
+                default_message: "The key lacks the scope this operation needs.",
+                when: "The key is valid, but was not issued with the scope the operation needs; \
+                       the message names the scope.",
+                client_action: "Do not retry unchanged. Ask your technical contact for a key \
+                                with the scope named in the message.",
+            },
+            ErrorCode::StateConflict => &CodeSpec {
+                code: "state_conflict",
+                status: StatusCode::CONFLICT,
+                error_type: InvalidRequestError,
+                default_message: "The thing is in a state that does not allow this request.",
+                when: "The thing named in the path is in a state that does not allow the change \
+                       or action asked for (a cancelled enrolment cannot change); the message \
+                       says which state.",
+                client_action: "Do not retry unchanged. Read the thing again and act on its \
+                                current state.",
+            },
+            ErrorCode::IdempotencyKeyInUse => &CodeSpec {
+                code: "idempotency_key_in_use",
+                status: StatusCode::CONFLICT,
+                error_type: InvalidRequestError,
+                default_message: "A request with this Idempotency-Key is still being answered.",
+                when: "Another request with the same key and `Idempotency-Key` has not been \
+                       answered yet.",
+                client_action: "Retry after a second with the same `Idempotency-Key` and body: \
+                                you then get the first request's answer.",
+            },
+            ErrorCode::IdempotencyKeyReused => &CodeSpec {
+                code: "idempotency_key_reused",
+                status: StatusCode::UNPROCESSABLE_ENTITY,
+                error_type: InvalidRequestError,
+                default_message: "This Idempotency-Key was first used with another request.",
+                when: "The `Idempotency-Key` was sent, within the last 24 hours, with another \
+                       operation or another body.",
+                client_action: "Do not retry unchanged. Send a new request with a new \
+                                `Idempotency-Key`; reuse a key only to repeat the same request.",
+            },
         }
     }
 
@@ -364,7 +483,12 @@ mod tests {
             let status = code.spec().status;
             let found = ErrorCode::for_status(status).unwrap();
             assert_eq!(found.spec().status, status, "{code:?}");
-            if status != StatusCode::BAD_REQUEST {
+            // A status with one code maps back to it; one with several, to one of them.
+            let sharing = ErrorCode::ALL
+                .iter()
+                .filter(|other| other.spec().status == status)
+                .count();
+            if sharing == 1 {
                 assert_eq!(found, code);
             }
         }
@@ -374,8 +498,8 @@ mod tests {
         );
         // No row: the caller keeps the status and answers with the class's code.
         for status in [
-            StatusCode::UNAUTHORIZED,
-            StatusCode::CONFLICT,
+            StatusCode::PAYMENT_REQUIRED,
+            StatusCode::GONE,
             StatusCode::BAD_GATEWAY,
         ] {
             assert_eq!(ErrorCode::for_status(status), None, "{status}");
@@ -394,8 +518,12 @@ mod tests {
     /// own codes, actix-web's errors (a payload cut short or too large), and the HTTP layer's
     /// rejections before a request is routed (a malformed or slow request head, one too large).
     /// A test holds that each has a row; a new source of statuses belongs here.
-    const STATUSES_SENT: [StatusCode; 10] = [
+    const STATUSES_SENT: [StatusCode; 14] = [
         StatusCode::BAD_REQUEST,
+        StatusCode::UNAUTHORIZED,
+        StatusCode::FORBIDDEN,
+        StatusCode::CONFLICT,
+        StatusCode::UNPROCESSABLE_ENTITY,
         StatusCode::NOT_FOUND,
         StatusCode::METHOD_NOT_ALLOWED,
         StatusCode::REQUEST_TIMEOUT,

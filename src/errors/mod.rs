@@ -12,4 +12,4 @@ mod schema;
 pub use api_error::ApiError;
 pub use catalogue::{CodeSpec, ErrorCode, ErrorType};
 pub use render::{DocsOrigin, Rendered};
-pub use schema::{ErrorEnvelope, ErrorObject};
+pub use schema::{ErrorEnvelope, ErrorObject, code_schema};

@@ -27,6 +27,7 @@ impl ApiError {
             status: self.status(),
             allow: self.0.allow.clone(),
             retry_after_secs: self.0.retry_after_secs,
+            challenge: challenge(self.code()),
             body: self.json(request_id.as_str(), docs),
         }
     }
@@ -136,6 +137,8 @@ pub struct Rendered {
     status: StatusCode,
     allow: Option<HeaderValue>,
     retry_after_secs: Option<u64>,
+    /// `WWW-Authenticate` of a 401 or 403 ([`challenge`]).
+    challenge: Option<HeaderValue>,
     body: Vec<u8>,
 }
 
@@ -155,6 +158,7 @@ impl Rendered {
             status: spec.status,
             allow: None,
             retry_after_secs: Some(retry_after_secs.max(1)),
+            challenge: None,
             body: error_json(code, message, None, request_id.as_str(), docs),
         }
     }
@@ -182,8 +186,28 @@ impl Rendered {
         if let Some(secs) = self.retry_after_secs {
             headers.insert(header::RETRY_AFTER, seconds_header(secs));
         }
+        if let Some(challenge) = self.challenge {
+            headers.insert(header::WWW_AUTHENTICATE, challenge);
+        }
         response.set_body(BoxBody::new(self.body))
     }
+}
+
+/// The `WWW-Authenticate` challenge of a refused key. RFC 9110 (15.5.2): a 401 MUST carry one;
+/// RFC 6750 (3.1) words it for bearer tokens: no error attribute when the request sent no key,
+/// `invalid_token` for a key that cannot be used, and `insufficient_scope` (on the 403) for a
+/// valid key without the scope. The scope's name is in the body's message.
+fn challenge(code: ErrorCode) -> Option<HeaderValue> {
+    let value = match code {
+        ErrorCode::KeyMissing => r#"Bearer realm="partner-api""#,
+        ErrorCode::KeyMalformed
+        | ErrorCode::KeyUnknown
+        | ErrorCode::KeyExpired
+        | ErrorCode::KeyRevoked => r#"Bearer realm="partner-api", error="invalid_token""#,
+        ErrorCode::KeyScopeMissing => r#"Bearer realm="partner-api", error="insufficient_scope""#,
+        _ => return None,
+    };
+    Some(HeaderValue::from_static(value))
 }
 
 /// A number of seconds as a header value; the usual waits (under ten seconds) are static text

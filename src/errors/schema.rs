@@ -14,8 +14,18 @@ use super::catalogue::{ErrorCode, ErrorType};
 /// description and as examples; a new code appears by being added to [`ErrorCode::ALL`].
 impl PartialSchema for ErrorCode {
     fn schema() -> RefOr<Schema> {
+        code_schema(&ErrorCode::ALL)
+    }
+}
+
+/// The `code` schema listing `codes`: a document lists the codes its operations can answer
+/// (and `resource_missing`, any unknown path's), so a code only an endpoint still unpublished
+/// answers stays out of it.
+pub fn code_schema(codes: &[ErrorCode]) -> RefOr<Schema> {
+    {
         let listing: Vec<String> = ErrorCode::ALL
             .iter()
+            .filter(|code| codes.contains(code))
             .map(|code| {
                 let spec = code.spec();
                 format!(
@@ -35,7 +45,12 @@ impl PartialSchema for ErrorCode {
                  know by its `type`. The codes today:\n\n{}",
                 listing.join("\n")
             )))
-            .examples(ErrorCode::ALL.iter().map(|code| code.as_str()))
+            .examples(
+                ErrorCode::ALL
+                    .iter()
+                    .filter(|code| codes.contains(code))
+                    .map(|code| code.as_str()),
+            )
             .into()
     }
 }

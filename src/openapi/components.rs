@@ -52,14 +52,6 @@ pub fn add_to(components: &mut Components) {
     for (name, header) in headers() {
         components.headers.insert(name.to_owned(), RefOr::T(header));
     }
-    for status in error_statuses() {
-        let name = response_name(status);
-        let response = error_response(status);
-        components
-            .responses
-            .insert(headers_only_name(&name), RefOr::T(headers_only(&response)));
-        components.responses.insert(name, RefOr::T(response));
-    }
     for status in GATEWAY_STATUSES {
         components
             .responses
@@ -80,18 +72,56 @@ pub fn header_ref(name: &str) -> RefOr<Header> {
     RefOr::Ref(Ref::new(format!("#/components/headers/{name}")))
 }
 
-/// The error responses of an operation, as references: one per status of the catalogue
-/// (`404` only where the path names a resource, `/things/{thing}`, which may not exist; a path
-/// without parameters always does), the statuses only a balancer in front answers with
-/// (`GATEWAY_STATUSES`, without content), and `default` for any other status, so that a
-/// generated client reads every error of the service into the same type. `headers_only` for a
-/// `HEAD` operation.
+/// The codes every operation can answer, whatever it declares: the HTTP layer's and the
+/// conventions' refusals, a query parameter it does not know (`parameter_unknown`), and a body
+/// it was not meant to get (every operation reads one to refuse it: `json_invalid`,
+/// `parameter_invalid` for one that is not an object, `content_type_unsupported`).
+pub const CONVENTION_CODES: [ErrorCode; 13] = [
+    ErrorCode::MethodNotAllowed,
+    ErrorCode::ParameterUnknown,
+    ErrorCode::ParameterInvalid,
+    ErrorCode::JsonInvalid,
+    ErrorCode::ContentTypeUnsupported,
+    ErrorCode::PayloadTooLarge,
+    ErrorCode::RequestHeaderTooLarge,
+    ErrorCode::RequestInvalid,
+    ErrorCode::RequestTimeout,
+    ErrorCode::UriTooLong,
+    ErrorCode::HttpVersionNotSupported,
+    ErrorCode::RateLimited,
+    ErrorCode::InternalError,
+];
+
+/// The codes a refused key is answered with, on every operation that needs one.
+pub const KEY_CODES: [ErrorCode; 6] = [
+    ErrorCode::KeyMissing,
+    ErrorCode::KeyMalformed,
+    ErrorCode::KeyUnknown,
+    ErrorCode::KeyExpired,
+    ErrorCode::KeyRevoked,
+    ErrorCode::KeyScopeMissing,
+];
+
+/// The codes of an `Idempotency-Key` sent again, on every operation that takes one.
+pub const IDEMPOTENCY_CODES: [ErrorCode; 2] = [
+    ErrorCode::IdempotencyKeyInUse,
+    ErrorCode::IdempotencyKeyReused,
+];
+
+/// The error responses of an operation that may answer `codes`, as references: one per status
+/// (each naming exactly the codes of that status the operation may answer, a component shared
+/// by every operation answering the same ones, [`response_name_for`]), the statuses only a
+/// balancer in front answers with (`GATEWAY_STATUSES`, without content), and `default` for any
+/// other status, so that a generated client reads every error of the service into the same
+/// type. `for_head` for a `HEAD` operation. The components referred to are added to
+/// `components`.
 pub fn error_responses(
-    names_a_resource: bool,
-    headers_only: bool,
+    codes: &[ErrorCode],
+    for_head: bool,
+    components: &mut Components,
 ) -> Vec<(String, RefOr<Response>)> {
     let reference = |name: &str| {
-        let name = if headers_only {
+        let name = if for_head {
             headers_only_name(name)
         } else {
             name.to_owned()
@@ -104,29 +134,82 @@ pub fn error_responses(
             RefOr::Ref(Ref::from_response_name(response_name(status))),
         )
     });
-    error_statuses()
-        .into_iter()
-        .filter(|status| names_a_resource || *status != StatusCode::NOT_FOUND)
-        .map(|status| {
-            (
-                status.as_str().to_owned(),
-                reference(&response_name(status)),
-            )
-        })
-        .chain(gateway)
-        .chain([("default".to_owned(), reference(DEFAULT_ERROR))])
-        .collect()
-}
-
-/// Every status the catalogue has a code for, in order.
-fn error_statuses() -> Vec<StatusCode> {
-    let mut statuses: Vec<StatusCode> = ErrorCode::ALL
-        .iter()
-        .map(|code| code.spec().status)
-        .collect();
+    let mut statuses: Vec<StatusCode> = codes.iter().map(|code| code.spec().status).collect();
     statuses.sort_unstable();
     statuses.dedup();
-    statuses
+    let mut responses = Vec::with_capacity(statuses.len() + 4);
+    for status in statuses {
+        // In the catalogue's order, whatever the order of `codes`.
+        let at_status: Vec<ErrorCode> = ErrorCode::ALL
+            .into_iter()
+            .filter(|code| code.spec().status == status && codes.contains(code))
+            .collect();
+        let name = response_name_for(status, &at_status);
+        if !components.responses.contains_key(&name) {
+            let response = error_response(status, &at_status);
+            components
+                .responses
+                .insert(headers_only_name(&name), RefOr::T(headers_only(&response)));
+            components
+                .responses
+                .insert(name.clone(), RefOr::T(response));
+        }
+        if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+            let (name, header) = www_authenticate();
+            components.headers.insert(name.to_owned(), RefOr::T(header));
+        }
+        responses.push((status.as_str().to_owned(), reference(&name)));
+    }
+    responses.extend(gateway);
+    responses.push(("default".to_owned(), reference(DEFAULT_ERROR)));
+    responses
+}
+
+/// The component name of the response with `status` answering `codes`: the status's reason
+/// phrase in upper camel case (`BadRequest`) when they are the codes every operation answers
+/// with that status, or, for a status no convention gives, every code the catalogue has for
+/// it (`Unauthorized`); with `With` and the codes beyond the conventions' when an operation
+/// adds some (`BadRequestWithParameterMissing`), or `Of` and its codes when it answers only
+/// some of a status's (`ConflictOfStateConflict`). So an endpoint's own codes never reach
+/// another's documentation, and operations answering the same share one component.
+fn response_name_for(status: StatusCode, codes: &[ErrorCode]) -> String {
+    let plain = response_name(status);
+    let of_status: Vec<ErrorCode> = ErrorCode::ALL
+        .into_iter()
+        .filter(|code| code.spec().status == status)
+        .collect();
+    let conventional: Vec<ErrorCode> = of_status
+        .iter()
+        .copied()
+        .filter(|code| CONVENTION_CODES.contains(code))
+        .collect();
+    let camel = |codes: &mut dyn Iterator<Item = &ErrorCode>| -> String {
+        codes
+            .flat_map(|code| code.as_str().split('_'))
+            .map(|word| {
+                let mut characters = word.chars();
+                characters
+                    .next()
+                    .map(|first| first.to_ascii_uppercase())
+                    .into_iter()
+                    .chain(characters)
+                    .collect::<String>()
+            })
+            .collect()
+    };
+    let expected = if conventional.is_empty() {
+        &of_status
+    } else {
+        &conventional
+    };
+    if codes == expected.as_slice() {
+        plain
+    } else if !conventional.is_empty() && conventional.iter().all(|code| codes.contains(code)) {
+        let extra = &mut codes.iter().filter(|code| !conventional.contains(code));
+        format!("{plain}With{}", camel(extra))
+    } else {
+        format!("{plain}Of{}", camel(&mut codes.iter()))
+    }
 }
 
 /// The component name of a status's response: its reason phrase in upper camel case
@@ -231,13 +314,9 @@ fn convention_header_refs(response: &mut Response) {
     }
 }
 
-/// The response with `status`, from the catalogue: each code of that status described, with
-/// its example.
-fn error_response(status: StatusCode) -> Response {
-    let codes: Vec<ErrorCode> = ErrorCode::ALL
-        .into_iter()
-        .filter(|code| code.spec().status == status)
-        .collect();
+/// The response with `status` answering `codes` (of that status), from the catalogue: each
+/// code described, with its example.
+fn error_response(status: StatusCode, codes: &[ErrorCode]) -> Response {
     let description = codes
         .iter()
         .map(|code| format!("`{}`: {}", code.as_str(), code.spec().when))
@@ -276,7 +355,28 @@ fn error_response(status: StatusCode) -> Response {
             .headers
             .insert("Retry-After".to_owned(), header_ref("Retry-After"));
     }
+    if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
+        let (name, _) = www_authenticate();
+        response.headers.insert(name.to_owned(), header_ref(name));
+    }
     response
+}
+
+/// `WWW-Authenticate`, which a refused key's 401 and 403 carry; published with the first
+/// operation that needs a key.
+fn www_authenticate() -> (&'static str, Header) {
+    let header = HeaderBuilder::new()
+        .schema(Some(ObjectBuilder::new().schema_type(Type::String)))
+        .description(Some(
+            "The challenge of RFC 6750: `Bearer realm=\"partner-api\"`, with \
+             `error=\"invalid_token\"` for a key that cannot be used and \
+             `error=\"insufficient_scope\"` for one without the operation's scope.",
+        ))
+        .example(Some(json!(
+            r#"Bearer realm="partner-api", error="invalid_token""#
+        )))
+        .build();
+    ("WWW-Authenticate", header)
 }
 
 /// The response to a status no operation lists: the error envelope, whatever the code.
@@ -330,8 +430,49 @@ mod tests {
     fn the_service_never_answers_a_gateway_status() {
         for status in GATEWAY_STATUSES {
             assert_eq!(ErrorCode::for_status(status), None, "{status}");
-            assert!(!error_statuses().contains(&status), "{status}");
         }
+    }
+
+    #[test]
+    fn a_response_is_named_by_the_codes_it_answers() {
+        use ErrorCode::*;
+        let name = |status, codes: &[ErrorCode]| response_name_for(status, codes);
+        let bad = [
+            ParameterUnknown,
+            ParameterInvalid,
+            JsonInvalid,
+            RequestInvalid,
+        ];
+        assert_eq!(name(StatusCode::BAD_REQUEST, &bad), "BadRequest");
+        let missing = [
+            ParameterUnknown,
+            ParameterMissing,
+            ParameterInvalid,
+            JsonInvalid,
+            RequestInvalid,
+        ];
+        assert_eq!(
+            name(StatusCode::BAD_REQUEST, &missing),
+            "BadRequestWithParameterMissing"
+        );
+        assert_eq!(
+            name(StatusCode::UNAUTHORIZED, &KEY_CODES[..5]),
+            "Unauthorized"
+        );
+        assert_eq!(name(StatusCode::FORBIDDEN, &[KeyScopeMissing]), "Forbidden");
+        assert_eq!(name(StatusCode::NOT_FOUND, &[ResourceMissing]), "NotFound");
+        assert_eq!(
+            name(StatusCode::CONFLICT, &[StateConflict, IdempotencyKeyInUse]),
+            "Conflict"
+        );
+        assert_eq!(
+            name(StatusCode::CONFLICT, &[StateConflict]),
+            "ConflictOfStateConflict"
+        );
+        assert_eq!(
+            name(StatusCode::TOO_MANY_REQUESTS, &[RateLimited]),
+            "TooManyRequests"
+        );
     }
 
     #[test]

@@ -29,10 +29,14 @@ use utoipa_actix_web::AppExt;
 use crate::api;
 use crate::api::id::Id;
 use crate::api::list::{self, Cursor, Limit};
+use crate::auth::SECURITY_SCHEME;
 use crate::edge::deprecation::Deprecation;
 use crate::edge::mount::Endpoints;
 use crate::edge::routes::API_PREFIX;
-use crate::errors::ErrorEnvelope;
+use crate::errors::{ErrorCode, ErrorEnvelope, code_schema};
+use utoipa::openapi::Required;
+use utoipa::openapi::path::{Parameter, ParameterIn};
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityRequirement, SecurityScheme};
 
 pub use components::EXAMPLE_ORIGIN;
 
@@ -70,17 +74,83 @@ pub fn document_with<C: ?Sized>(extra: &Endpoints<C>) -> OpenApi {
     complete(registered, &deprecations, &tags)
 }
 
+/// The codes `document` says its operations can answer (its `ErrorCode` schema lists them),
+/// in the catalogue's order: what the error pages describe.
+pub fn codes_in_use(document: &OpenApi) -> Vec<ErrorCode> {
+    let schema = document
+        .components
+        .as_ref()
+        .and_then(|components| components.schemas.get(ErrorCode::name().as_ref()))
+        .map(|schema| serde_json::to_value(schema).expect("a schema serializes"))
+        .unwrap_or_default();
+    ErrorCode::ALL
+        .into_iter()
+        .filter(|code| {
+            schema["examples"]
+                .as_array()
+                .is_some_and(|listed| listed.iter().any(|name| name == code.as_str()))
+        })
+        .collect()
+}
+
 /// The document as YAML: the content of `openapi/v1.yaml` (dates and YAML 1.1's booleans
 /// quoted, [`yaml`]).
 pub fn to_yaml(document: &OpenApi) -> String {
-    yaml::quoted_for_yaml11(&document.to_yaml().expect("the document serializes"))
+    yaml::quoted_for_yaml11(
+        &yaml_serde::to_string(&canonical(document)).expect("the document serializes"),
+    )
 }
 
 /// The document as pretty-printed JSON, with a final newline.
 pub fn to_json(document: &OpenApi) -> String {
-    let mut json = document.to_pretty_json().expect("the document serializes");
+    let mut json =
+        serde_json::to_string_pretty(&canonical(document)).expect("the document serializes");
     json.push('\n');
     json
+}
+
+/// The document as a JSON value whose every object lists its extensions (`x-...`, which utoipa
+/// keeps in a hash map, in an order that changes from one process to the next) after its other
+/// fields, in one order: by name, the code samples last. So the same code writes the same
+/// document, byte for byte, every time.
+pub(crate) fn canonical(document: &OpenApi) -> serde_json::Value {
+    let mut value = serde_json::to_value(document).expect("the document serializes");
+    order_extensions(&mut value);
+    value
+}
+
+fn order_extensions(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map.keys().any(|key| key.starts_with("x-")) {
+                let mut extensions: Vec<(String, serde_json::Value)> = Vec::new();
+                for key in map
+                    .keys()
+                    .filter(|key| key.starts_with("x-"))
+                    .cloned()
+                    .collect::<Vec<_>>()
+                {
+                    let value = map.shift_remove(&key).expect("listed just now");
+                    extensions.push((key, value));
+                }
+                extensions.sort_by(|(a, _), (b, _)| {
+                    (a == "x-codeSamples", a.as_str()).cmp(&(b == "x-codeSamples", b.as_str()))
+                });
+                map.extend(extensions);
+            }
+            // Examples, defaults and enumerations are data, whatever their keys.
+            map.iter_mut()
+                .filter(|(key, _)| {
+                    !matches!(
+                        key.as_str(),
+                        "example" | "examples" | "default" | "enum" | "const"
+                    )
+                })
+                .for_each(|(_, value)| order_extensions(value));
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(order_extensions),
+        _ => {}
+    }
 }
 
 fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)]) -> OpenApi {
@@ -104,16 +174,32 @@ fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)
         (Id::name().into_owned(), Id::schema()),
     ]);
     components::add_to(components);
+    let mut components = std::mem::take(components);
 
+    // Any unknown path answers `resource_missing`, whatever the operations.
+    let mut codes_in_use = vec![ErrorCode::ResourceMissing];
     let registered = std::mem::take(&mut api.paths.paths);
     for (path, mut item) in registered {
         let relative = path
             .strip_prefix(API_PREFIX)
             .expect("every endpoint is registered under the version prefix");
-        document_conventions(&mut item, relative.contains('{'));
+        for operation in operations_mut(&mut item) {
+            state_required_scope(operation);
+        }
+        let codes = document_conventions(&mut item, relative.contains('{'), &mut components);
+        codes_in_use.extend(codes);
         deprecation::document(&mut item, deprecations);
         api.paths.paths.insert(relative.to_owned(), item);
     }
+    components
+        .schemas
+        .insert(ErrorCode::name().into_owned(), code_schema(&codes_in_use));
+    if codes_in_use.contains(&ErrorCode::KeyMissing) {
+        components
+            .security_schemes
+            .insert(SECURITY_SCHEME.to_owned(), RefOr::T(partner_key_scheme()));
+    }
+    api.components = Some(components);
     if deprecations.is_empty() {
         // The headers only deprecated operations carry are published with the first.
     } else if let Some(components) = &mut api.components {
@@ -258,11 +344,129 @@ with code `rate_limited` and a `Retry-After` header: the whole seconds to wait, 
 quota fields are absent on the few answers given before a request is counted, to a request head \
 the service could not read (`400`, `408`, `414`, `431`), so a client must not rely on them.";
 
+/// An operation's key requirement as the document states it: `partner_key` with no scopes
+/// (OpenAPI 3.0 allows scopes only for OAuth 2 and OpenID Connect schemes, and 3.1's "roles"
+/// are read by no generator), the scope its annotation names (which the edge enforces, from the
+/// annotation itself) in `x-required-scope`, and a sentence at the end of its description
+/// saying it, for partners reading the reference.
+fn state_required_scope(operation: &mut Operation) {
+    let Some(security) = &mut operation.security else {
+        return;
+    };
+    let mut required = None;
+    for requirement in security.iter_mut() {
+        let value = serde_json::to_value(&*requirement).expect("a requirement serializes");
+        if let Some(scopes) = value
+            .get(SECURITY_SCHEME)
+            .and_then(|scopes| scopes.as_array())
+        {
+            required = scopes
+                .first()
+                .and_then(|scope| scope.as_str())
+                .map(str::to_owned);
+            *requirement = SecurityRequirement::new(SECURITY_SCHEME, Vec::<String>::new());
+        }
+    }
+    let Some(scope) = required else {
+        return;
+    };
+    let sentence =
+        format!("Needs a partner key with the scope `{scope}` (`Authorization: Bearer <key>`).");
+    operation.description = Some(match operation.description.take() {
+        Some(description) => format!("{description}\n\n{sentence}"),
+        None => sentence,
+    });
+    operation
+        .extensions
+        .get_or_insert_with(Default::default)
+        .insert("x-required-scope".to_owned(), serde_json::json!(scope));
+}
+
+/// The partner key, as the document's security scheme: a bearer token.
+fn partner_key_scheme() -> SecurityScheme {
+    let mut http = Http::new(HttpAuthScheme::Bearer);
+    http.bearer_format = Some("pak_ and 38 letters and digits".to_owned());
+    http.description = Some(
+        "A partner key, issued after partner terms and a data processing agreement are signed, \
+         sent as `Authorization: Bearer <key>`. Each operation that needs one names the scope \
+         it needs; the guide's \"Keys\" says how keys are issued, rotated and revoked."
+            .to_owned(),
+    );
+    SecurityScheme::Http(http)
+}
+
+/// The codes `operation` may answer: the conventions' (every operation's), `resource_missing`
+/// where its path names a thing, `parameter_missing` where it takes a body or a required query
+/// parameter, a refused key's where it needs a key, a repeated `Idempotency-Key`'s where it
+/// takes one, and those it declares itself, `extensions(("x-error-codes" = json!([...])))`,
+/// which the document keeps, saying which codes are the operation's own.
+fn operation_codes(operation: &Operation, names_a_resource: bool) -> Vec<ErrorCode> {
+    let mut codes = components::CONVENTION_CODES.to_vec();
+    if names_a_resource {
+        codes.push(ErrorCode::ResourceMissing);
+    }
+    let parameters: Vec<&Parameter> = operation
+        .parameters
+        .iter()
+        .flatten()
+        .filter_map(|parameter| match parameter {
+            RefOr::T(parameter) => Some(parameter),
+            RefOr::Ref(_) => None,
+        })
+        .collect();
+    let required_query = parameters.iter().any(|parameter| {
+        parameter.parameter_in == ParameterIn::Query && matches!(parameter.required, Required::True)
+    });
+    if operation.request_body.is_some() || required_query {
+        codes.push(ErrorCode::ParameterMissing);
+    }
+    if parameters.iter().any(|parameter| {
+        parameter.parameter_in == ParameterIn::Header
+            && parameter.name.eq_ignore_ascii_case("Idempotency-Key")
+    }) {
+        codes.extend(components::IDEMPOTENCY_CODES);
+    }
+    let needs_key = operation.security.iter().flatten().any(|requirement| {
+        serde_json::to_value(requirement)
+            .ok()
+            .is_some_and(|value| value.get(SECURITY_SCHEME).is_some())
+    });
+    if needs_key {
+        codes.extend(components::KEY_CODES);
+    }
+    let id = operation.operation_id.clone().unwrap_or_default();
+    let declared = operation
+        .extensions
+        .as_ref()
+        .and_then(|extensions| extensions.get("x-error-codes"));
+    for name in declared
+        .and_then(|names| names.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let code = ErrorCode::ALL
+            .into_iter()
+            .find(|code| Some(code.as_str()) == name.as_str())
+            .unwrap_or_else(|| panic!("{id}: x-error-codes names {name}, no catalogue code"));
+        codes.push(code);
+    }
+    codes.sort_by_key(|code| ErrorCode::ALL.iter().position(|listed| listed == code));
+    codes.dedup();
+    codes
+}
+
 /// Adds to every operation of `item` what the request conventions give it: the convention
-/// headers on its own responses, the shared error responses, and an explicit
-/// empty `security` where it declared none is needed; then its `HEAD` twin.
-fn document_conventions(item: &mut PathItem, names_a_resource: bool) {
+/// headers on its own responses, the error responses of the codes it may answer
+/// ([`operation_codes`]), and an explicit empty `security` where it declared none is needed;
+/// then its `HEAD` twin. The codes its operations may answer, together.
+fn document_conventions(
+    item: &mut PathItem,
+    names_a_resource: bool,
+    components: &mut Components,
+) -> Vec<ErrorCode> {
+    let mut all_codes = Vec::new();
     for operation in operations_mut(item) {
+        let codes = operation_codes(operation, names_a_resource);
         if let Some(parameters) = &mut operation.parameters {
             list::describe_parameters(parameters);
         }
@@ -274,10 +478,16 @@ fn document_conventions(item: &mut PathItem, names_a_resource: bool) {
         operation
             .responses
             .responses
-            .extend(components::error_responses(names_a_resource, false));
+            .extend(components::error_responses(&codes, false, components));
         declare_keyless(operation);
+        all_codes.extend(codes);
     }
-    document_head(item, names_a_resource);
+    let get_codes = match &item.get {
+        Some(get) => operation_codes(get, names_a_resource),
+        None => Vec::new(),
+    };
+    document_head(item, &get_codes, components);
+    all_codes
 }
 
 /// utoipa writes `#[utoipa::path(security(()))]`, an endpoint that needs no key, as one empty
@@ -336,7 +546,7 @@ fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
 /// The route machinery answers HEAD wherever it answers GET (`edge::routes::resource`), so
 /// every GET gets its HEAD twin here, whether its annotation names HEAD or not: like the GET,
 /// without a body, with its own `operationId` (ids are unique in a document).
-fn document_head(item: &mut PathItem, names_a_resource: bool) {
+fn document_head(item: &mut PathItem, codes: &[ErrorCode], components: &mut Components) {
     let Some(get) = &item.get else {
         return;
     };
@@ -358,7 +568,7 @@ fn document_head(item: &mut PathItem, names_a_resource: bool) {
     }
     head.responses
         .responses
-        .extend(components::error_responses(names_a_resource, true));
+        .extend(components::error_responses(codes, true, components));
 }
 
 #[cfg(test)]

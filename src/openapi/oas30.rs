@@ -14,7 +14,7 @@ pub const VERSION: &str = "3.0.3";
 
 /// The 3.0.3 rendition of `document`.
 pub fn convert(document: &OpenApi) -> Value {
-    let mut value = serde_json::to_value(document).expect("the document serializes");
+    let mut value = super::canonical(document);
     rewrite(&mut value);
     value["openapi"] = json!(VERSION);
     value

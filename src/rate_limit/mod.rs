@@ -59,17 +59,29 @@ impl Quota {
     }
 }
 
-/// The client key: one bucket per IPv4 address, per IPv6 /64 (one host or site usually owns
-/// the whole /64, so keying by address would let it multiply its quota), and one shared
-/// bucket for requests whose client cannot be determined.
+/// The client key: one bucket per partner key in force (whichever address its requests come
+/// from), per IPv4 address, per IPv6 /64 (one host or site usually owns the whole /64, so
+/// keying by address would let it multiply its quota), and one shared bucket for requests
+/// whose client cannot be determined. A key that is not in force (unknown, expired, revoked,
+/// mistyped) counts against its address: sending made-up keys buys no quota.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ClientKey {
+    Partner(u64),
     V4(u32),
     V6Prefix64(u64),
     Unknown,
 }
 
 impl ClientKey {
+    /// The bucket of a request as its view decided it: its key's when it carries one in
+    /// force, its address's otherwise.
+    pub fn for_view(view: &RequestView) -> ClientKey {
+        match view.caller().key() {
+            Some(key) => ClientKey::Partner(key.limit_key),
+            None => ClientKey::of(view.client()),
+        }
+    }
+
     pub fn of(ip: Option<IpAddr>) -> ClientKey {
         match ip.map(|ip| ip.to_canonical()) {
             Some(IpAddr::V4(ip)) => ClientKey::V4(ip.to_bits()),
@@ -385,7 +397,7 @@ impl WorkerLimits {
             return Check::Decided(Ok(None));
         };
         let policy = PolicyName::of(view);
-        let key = ClientKey::of(view.client());
+        let key = ClientKey::for_view(view);
         match &limits.shared {
             Some(shared) if shared.is_up() => {
                 let connection = self.connection_to(shared);
@@ -512,6 +524,7 @@ mod tests {
                 &request,
                 &crate::edge::routes::RouteTable::default(),
                 &crate::edge::client::ClientResolver::default(),
+                &crate::auth::store::KeyStore::default(),
             );
             PolicyName::of(&view)
         };

@@ -428,6 +428,8 @@ fn redis_key(policy: PolicyName, key: ClientKey) -> String {
             std::net::Ipv6Addr::from_bits(u128::from(prefix) << 64)
         ),
         ClientKey::Unknown => format!("partner-api:rl:{policy}:unknown"),
+        // Derived from the key's id, never from the key: the same in every replica.
+        ClientKey::Partner(number) => format!("partner-api:rl:{policy}:key:{number:016x}"),
     }
 }
 

@@ -13,6 +13,7 @@ use actix_web::http::uri::Uri;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+use crate::audit::sink::AuditTarget;
 use crate::conventions::HeaderLimits;
 use crate::edge::client::{ClientIpHeader, IpNetwork};
 use crate::edge::tls::TlsProfile;
@@ -56,6 +57,45 @@ pub enum Command {
         /// Print the OpenAPI 3.0.3 rendition, for generators that read 3.0 only.
         #[arg(long)]
         oas30: bool,
+    },
+    /// Issue, list and revoke partner keys in the key file every replica reads
+    /// (--keys-file). Run it where the file is written; replicas read the change within
+    /// --tls-watch-secs, or at once on SIGHUP.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+/// `partner-api keys ...`.
+#[derive(Clone, Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Issue a key: its record goes into the key file (created if absent), the key itself to
+    /// standard output, once. Give it to the partner now: only its digest is kept.
+    Issue {
+        /// The key file.
+        #[arg(long, env = "PARTNER_API_KEYS_FILE", value_name = "PATH")]
+        keys_file: PathBuf,
+        /// The partner's id as their agreement names it (pt_ and letters and digits).
+        #[arg(long, value_name = "ID")]
+        partner: String,
+        /// What the key may do (things:read); repeat for more.
+        #[arg(long = "scope", value_name = "SCOPE", required = true)]
+        scopes: Vec<String>,
+        /// The day the key stops working, at its start (UTC), YYYY-MM-DD.
+        #[arg(long, value_name = "DATE")]
+        expires: Option<String>,
+    },
+    /// List the keys of the key file: id, partner, scopes, dates and state (never a key).
+    List {
+        #[arg(long, env = "PARTNER_API_KEYS_FILE", value_name = "PATH")]
+        keys_file: PathBuf,
+    },
+    /// Revoke a key by its id (ky_...).
+    Revoke {
+        #[arg(long, env = "PARTNER_API_KEYS_FILE", value_name = "PATH")]
+        keys_file: PathBuf,
+        /// The key's id.
+        #[arg(value_name = "KEY_ID")]
+        id: String,
     },
 }
 
@@ -284,6 +324,22 @@ pub struct ServerConfig {
     )]
     pub redis_password_file: Option<PathBuf>,
 
+    /// The file of partner keys issued (`partner-api keys issue`): the same file in every
+    /// replica; read again when it changes (every --tls-watch-secs) and on SIGHUP. Without it,
+    /// no key is in force and every operation that needs one answers 401.
+    #[arg(long, env = "PARTNER_API_KEYS_FILE", value_name = "PATH")]
+    pub keys_file: Option<PathBuf>,
+
+    /// Where the audit trail of requests for member data goes, as JSON lines: - for standard
+    /// output (the operational log is on standard error), or a file to append to.
+    #[arg(
+        long,
+        env = "PARTNER_API_AUDIT_LOG",
+        value_name = "PATH",
+        default_value = "-"
+    )]
+    pub audit_log: AuditTarget,
+
     /// Seconds between two prunings of the limiter's state of quiet clients.
     #[arg(long, env = "PARTNER_API_RATE_LIMIT_PRUNE_SECS", default_value_t = 60, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -339,8 +395,8 @@ pub struct ServerConfig {
     )]
     pub tls_profile: TlsProfile,
 
-    /// Seconds between checks of the certificate files, and of the shared store's credential
-    /// files, for changes (0: reload on SIGHUP only; at most a day).
+    /// Seconds between checks of the certificate files, the shared store's credential files
+    /// and the key file, for changes (0: reload on SIGHUP only; at most a day).
     #[arg(long, env = "PARTNER_API_TLS_WATCH_SECS", default_value_t = 5, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub tls_watch_secs: u64,

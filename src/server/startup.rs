@@ -30,6 +30,8 @@ use utoipa_actix_web::AppExt;
 use utoipa_actix_web::service_config::ServiceConfig;
 
 use crate::api::{self, ApiContext};
+use crate::audit::sink::AuditSink;
+use crate::auth::store::{KeyStore, KeysCollector};
 use crate::conventions::{
     AnswerSettings, ConventionSettings, DocLinks, HeaderLimits, RequestConventions,
     http_layer_rejection,
@@ -196,6 +198,8 @@ impl std::error::Error for StartupError {}
 
 /// A bound, started server.
 pub struct Application {
+    /// What the API's endpoints share, the same every worker reads.
+    api: web::Data<ApiContext>,
     server: Server,
     local_addr: SocketAddr,
     admin: Option<(Server, SocketAddr)>,
@@ -204,6 +208,10 @@ pub struct Application {
     signals: Signals,
     readiness: Readiness,
     shutdown_delay: Duration,
+    /// The partner keys in force, reloaded with the certificate.
+    keys: KeyStore,
+    /// Where audit records go: its file opened again on SIGHUP, its queue written at the end.
+    audit: AuditSink,
     rate_limits: RateLimits,
     prune_every: Duration,
     /// How often files that may change (certificate, store credentials) are checked.
@@ -243,6 +251,10 @@ fn listen(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), StartupError> {
 /// What the API's server is built from, besides the settings: the parts `build_with` makes
 /// once and shares between the API's workers, the admin listener and the background tasks.
 struct Shared {
+    /// The partner keys in force.
+    keys: KeyStore,
+    /// Where audit records go.
+    audit: AuditSink,
     rate_limits: RateLimits,
     watchdog: Watchdog,
     /// The connections each peer address holds.
@@ -287,6 +299,7 @@ impl Application {
             admin_listener.is_some(),
         )?;
         let settings = app_settings(config, &shared, &extension);
+        let api = settings.api.clone();
         let server = api_server(
             config,
             &shared,
@@ -311,12 +324,15 @@ impl Application {
         let watch_every =
             (config.tls_watch_secs > 0).then(|| Duration::from_secs(config.tls_watch_secs));
         Ok(Application {
+            api,
             server,
             local_addr,
             admin,
             signals: Signals::new(),
             readiness,
             shutdown_delay: Duration::from_secs(config.shutdown_delay_secs),
+            keys: shared.keys,
+            audit: shared.audit,
             rate_limits: shared.rate_limits,
             prune_every: Duration::from_secs(config.rate_limit_prune_secs),
             files_every: watch_every,
@@ -324,6 +340,17 @@ impl Application {
             watchdog: shared.watchdog,
             notifier: Notifier::from_environment(),
         })
+    }
+
+    /// What the API's endpoints share: the stores every worker reads and changes, which tests
+    /// seed through it (`application.api().<table>.seed(...)`).
+    pub fn api(&self) -> web::Data<ApiContext> {
+        self.api.clone()
+    }
+
+    /// The partner keys in force, to reload at once (tests issue keys with it).
+    pub fn keys(&self) -> KeyStore {
+        self.keys.clone()
     }
 
     /// The address actually bound (the real port when the configuration asked for port 0).
@@ -358,6 +385,21 @@ impl Application {
             actix_web::rt::spawn(async move { files_rate_limits.watch_store_files(every).await })
         });
         let hangup_rate_limits = self.rate_limits.clone();
+        let watched_keys = self.keys.clone();
+        let watching_keys = self
+            .files_every
+            .filter(|_| self.keys.has_file())
+            .map(|every| {
+                actix_web::rt::spawn(async move {
+                    let mut ticks = actix_web::rt::time::interval(every);
+                    loop {
+                        ticks.tick().await;
+                        watched_keys.reload_if_changed();
+                    }
+                })
+            });
+        let hangup_keys = self.keys.clone();
+        let (hangup_audit, audit) = (self.audit.clone(), self.audit);
         // Pruning walks every tracked client and gives memory back to the system: on a thread
         // of its own, not on this arbiter, which also answers signals and the admin listener.
         let pruning = spawn_pruning(self.rate_limits, self.prune_every);
@@ -365,7 +407,12 @@ impl Application {
         // SIGHUP reloads what can be reloaded, and never stops the process, TLS or not.
         let hangups = signals.hangup.take();
         let store = certificates.as_ref().map(|(store, _)| Arc::clone(store));
-        let reloading = actix_web::rt::spawn(reload_on_hangup(hangups, store, hangup_rate_limits));
+        let reloading = actix_web::rt::spawn(reload_on_hangup(
+            hangups,
+            store,
+            hangup_rate_limits,
+            (hangup_keys, hangup_audit),
+        ));
         let watching = certificates
             .and_then(|(store, every)| every.map(|every| actix_web::rt::spawn(store.watch(every))));
         // A server runs once it is polled: the admin one on a task of its own.
@@ -420,6 +467,9 @@ impl Application {
         if let Some(watching) = watching_store_files {
             watching.abort();
         }
+        if let Some(watching) = watching_keys {
+            watching.abort();
+        }
         reloading.abort();
         if let Some(watching) = watching {
             watching.abort();
@@ -431,6 +481,8 @@ impl Application {
                 log::warn!("admin listener: {error}");
             }
         }
+        // The audit records still queued are written (or counted as lost) before the end.
+        audit.finish(Duration::from_secs(2));
         served?;
         log::info!("stopped");
         Ok(())
@@ -506,8 +558,21 @@ impl Shared {
         // Per peer address; without a setting, no ceiling.
         let connections =
             InFlightCeiling::new(config.max_connections_per_client().unwrap_or(u32::MAX));
+        let keys = match &config.keys_file {
+            Some(path) => KeyStore::from_file(path)
+                .map_err(|error| StartupError::Setting(format!("--keys-file: {error}")))?,
+            None => KeyStore::default(),
+        };
+        let audit = AuditSink::start(&config.audit_log).map_err(|error| {
+            StartupError::Setting(format!(
+                "--audit-log: cannot open {:?}: {error}",
+                config.audit_log
+            ))
+        })?;
         let metrics = serves_metrics.then(|| {
             let metrics = Metrics::new()
+                .with(KeysCollector(keys.clone()))
+                .with(audit.collector())
                 .with(RateLimitCollector(rate_limits.clone()))
                 .with(ConnectionCeilingCollector(connections.clone()))
                 .with(WatchdogCollector(watchdog.clone()));
@@ -528,6 +593,8 @@ impl Shared {
                     .expect("a number is a header value")
             });
         Ok(Shared {
+            keys,
+            audit,
             rate_limits,
             watchdog,
             connections,
@@ -564,6 +631,8 @@ fn app_settings<X: ?Sized>(
             clients: ClientResolver::new(config.trusted_proxies.clone(), config.client_ip_header),
             rate_limits: shared.rate_limits.clone(),
             in_flight: InFlightCeiling::new(config.max_in_flight_per_client()),
+            keys: shared.keys.clone(),
+            audit: shared.audit.clone(),
             answers: shared.answers(config),
         },
         body_limit: BodyLimit {
@@ -739,6 +808,7 @@ async fn reload_on_hangup(
     hangups: Option<tokio::signal::unix::Signal>,
     certificates: Option<Arc<CertificateStore>>,
     rate_limits: RateLimits,
+    (keys, audit): (KeyStore, AuditSink),
 ) {
     let Some(mut hangups) = hangups else {
         return;
@@ -748,7 +818,10 @@ async fn reload_on_hangup(
             store.reload_and_log("SIGHUP");
         }
         rate_limits.reload_store_files("SIGHUP");
-        if certificates.is_none() && !rate_limits.store_files_in_use() {
+        keys.reload("SIGHUP");
+        // The audit file, when there is one, is opened again (after a rotation).
+        audit.reopen();
+        if certificates.is_none() && !rate_limits.store_files_in_use() && !keys.has_file() {
             log::info!(
                 "SIGHUP received: nothing to reload (no certificate, no credential file; other \
                  settings are read at start)"

@@ -27,6 +27,18 @@ pub struct Operation {
     pub operation: &'static Value,
 }
 
+/// Every scope an operation of [`DOCUMENT`] needs: what the test apps' key holds.
+pub fn every_scope() -> Vec<String> {
+    let mut scopes: Vec<String> = operations()
+        .iter()
+        .filter_map(|operation| operation.operation["x-required-scope"].as_str())
+        .map(str::to_owned)
+        .collect();
+    scopes.sort();
+    scopes.dedup();
+    scopes
+}
+
 /// Every operation of [`DOCUMENT`], with its path filled from its parameters' examples.
 pub fn operations() -> Vec<Operation> {
     let prefix = DOCUMENT["servers"][0]["url"]
@@ -148,28 +160,107 @@ fn every_operation_declares_its_security() {
     assert_eq!(ping.operation["security"], json!([]));
 }
 
-/// Every catalogue code is documented on every operation, by reference to the shared
-/// response of its status with the code among its examples; 404 only where the path names a
-/// thing, which may not exist; 502, 503 and 504 as a balancer's, without content. Any other
-/// status is read as the error envelope (`default`).
+/// Every operation documents exactly the codes it can answer, each by reference to a shared
+/// response of its status with the code among its examples: the conventions' on every one;
+/// 404 only where the path names a thing, which may not exist; `parameter_missing` only where
+/// it takes a body; a refused key's only where it needs a key; a repeated `Idempotency-Key`'s
+/// only where it takes one; and the codes it declares (`x-error-codes`). So
+/// `/v1/ping` documents no 401, 403 or 409 whatever other endpoints answer. 502, 503 and 504
+/// as a balancer's, without content. Any other status is read as the error envelope
+/// (`default`).
 #[test]
-fn every_operation_documents_every_convention_error() {
+fn every_operation_documents_exactly_the_errors_it_can_answer() {
+    use ErrorCode::*;
+    let conventions = [
+        MethodNotAllowed,
+        ParameterUnknown,
+        ParameterInvalid,
+        JsonInvalid,
+        ContentTypeUnsupported,
+        PayloadTooLarge,
+        RequestHeaderTooLarge,
+        RequestInvalid,
+        RequestTimeout,
+        UriTooLong,
+        HttpVersionNotSupported,
+        RateLimited,
+        InternalError,
+    ];
+    let keys = [
+        KeyMissing,
+        KeyMalformed,
+        KeyUnknown,
+        KeyExpired,
+        KeyRevoked,
+        KeyScopeMissing,
+    ];
     for operation in operations()
         .into_iter()
         .filter(|operation| operation.method != "head")
     {
         let what = format!("{} {}", operation.method, operation.template);
         let responses = &operation.operation["responses"];
-        for code in ErrorCode::ALL {
-            let status = code.spec().status.as_str().to_owned();
-            if code == ErrorCode::ResourceMissing && !operation.template.contains('{') {
-                assert!(responses.get(&status).is_none(), "{what}");
+        let mut expected: Vec<ErrorCode> = conventions.to_vec();
+        if operation.template.contains('{') {
+            expected.push(ResourceMissing);
+        }
+        if operation.operation.get("requestBody").is_some() {
+            expected.push(ParameterMissing);
+        }
+        if operation.operation["security"]
+            .as_array()
+            .is_some_and(|security| !security.is_empty())
+        {
+            expected.extend(keys);
+        }
+        let takes_idempotency_key = operation.operation["parameters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|parameter| parameter["name"] == "Idempotency-Key");
+        if takes_idempotency_key {
+            expected.extend([IdempotencyKeyInUse, IdempotencyKeyReused]);
+        }
+        // The codes it declares as its own.
+        for name in operation.operation["x-error-codes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let code = ErrorCode::ALL
+                .into_iter()
+                .find(|code| code.as_str() == name)
+                .unwrap_or_else(|| panic!("{what}: declares {name}, no code"));
+            expected.push(code);
+        }
+        let mut documented: Vec<ErrorCode> = Vec::new();
+        for (status, reference) in responses.as_object().unwrap() {
+            if ["default", "502", "503", "504"].contains(&status.as_str())
+                || status.starts_with('2')
+            {
                 continue;
             }
-            let response = shared_response(&responses[&status]);
-            let example = &response["content"]["application/json"]["examples"][code.as_str()]["value"]
-                ["error"]["code"];
-            assert_eq!(example, code.as_str(), "{what}: {code:?}");
+            let response = shared_response(reference);
+            for (name, example) in response["content"]["application/json"]["examples"]
+                .as_object()
+                .unwrap_or_else(|| panic!("{what}: {status} has no examples"))
+            {
+                let code = ErrorCode::ALL
+                    .into_iter()
+                    .find(|code| code.as_str() == name)
+                    .unwrap_or_else(|| panic!("{what}: {name} is no code"));
+                assert_eq!(example["value"]["error"]["code"], name.as_str(), "{what}");
+                assert_eq!(code.spec().status.as_str(), status, "{what}: {name}");
+                documented.push(code);
+            }
+        }
+        documented.sort_by_key(|code| ErrorCode::ALL.iter().position(|listed| listed == code));
+        expected.sort_by_key(|code| ErrorCode::ALL.iter().position(|listed| listed == code));
+        assert_eq!(documented, expected, "{what}");
+        if operation.template == "/v1/ping" {
+            for status in ["401", "403", "404", "409", "422"] {
+                assert!(responses.get(status).is_none(), "{what}: {status}");
+            }
         }
         let default = shared_response(&responses["default"]);
         assert_eq!(
@@ -228,4 +319,39 @@ fn every_get_has_a_head_twin_without_content() {
             );
         }
     }
+}
+
+/// Access to member data is by key: every operation marked `x-member-data` needs the partner
+/// key and names its scope (the lint, `partner-member-data-needs-a-key`, holds the document to
+/// the same; the test build's `things` are such operations).
+#[test]
+fn every_operation_on_member_data_needs_a_key() {
+    let mut marked = 0;
+    for operation in operations() {
+        if operation.operation["x-member-data"] != json!(true) {
+            continue;
+        }
+        marked += 1;
+        let what = format!("{} {}", operation.method, operation.template);
+        assert_eq!(
+            operation.operation["security"],
+            json!([{"partner_key": []}]),
+            "{what}"
+        );
+        let scope = operation.operation["x-required-scope"]
+            .as_str()
+            .unwrap_or_default();
+        let shaped = scope.split_once(':').is_some_and(|(things, verb)| {
+            !things.is_empty() && !verb.is_empty() && !scope.contains(char::is_uppercase)
+        });
+        assert!(shaped, "{what}: {scope:?}");
+    }
+    assert!(
+        marked >= 7,
+        "the test build's seven operations on things, at least"
+    );
+    // Ping reads no member data and needs no key.
+    let ping = &DOCUMENT["paths"]["/ping"]["get"];
+    assert_eq!(ping["security"], json!([]));
+    assert!(ping.get("x-member-data").is_none());
 }

@@ -71,7 +71,7 @@ async fn a_plain_text_error_response_is_converted() {
 #[actix_web::test]
 async fn a_status_without_a_catalogue_row_is_not_rewritten() {
     let app = spawn_app().await;
-    for status in [401, 409] {
+    for status in [402, 410] {
         let response = app.get(&format!("/test/plain-error/{status}")).await;
         app.assert_error(
             &response,

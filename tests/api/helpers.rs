@@ -29,14 +29,89 @@ pub struct TestApp {
     pub admin_address: String,
     /// The certificate in use, when the app serves HTTPS.
     pub certificates: Option<std::sync::Arc<partner_api::edge::tls::CertificateStore>>,
+    /// The keys issued to the app's key file (`keys.json` in `work`).
+    pub keys: TestKeys,
+    /// A folder of the app's own (its key file, its audit trail), removed when it is dropped.
+    pub work: std::path::PathBuf,
+    /// What the API's endpoints share: a test seeds the API's stores through it
+    /// (`app.api.<table>.seed(...)`), as `things` seeds its own through its context.
+    #[allow(dead_code, reason = "the API's context holds no store yet")]
+    pub api: web::Data<partner_api::api::ApiContext>,
+    /// The keys in force, reloaded at once by [`TestApp::key_for`].
+    key_store: partner_api::auth::store::KeyStore,
     handle: ServerHandle,
+}
+
+/// The keys of a test app, issued with `partner-api keys issue`'s code into its key file.
+pub struct TestKeys {
+    /// `pt_test`'s key with every scope an operation needs: the partner owning every thing
+    /// the store is seeded with.
+    pub writer: String,
+    /// `pt_test`'s key with `things:read` only.
+    pub reader: String,
+    /// `pt_other`'s key with both scopes: another partner.
+    pub other: String,
+    /// `pt_test`'s key, revoked.
+    pub revoked: String,
+    /// `pt_test`'s key, expired (its record says it stopped at the start of 2026).
+    pub expired: String,
 }
 
 impl Drop for TestApp {
     fn drop(&mut self) {
         let handle = self.handle.clone();
         actix_web::rt::spawn(async move { handle.stop(false).await });
+        let _ = std::fs::remove_dir_all(&self.work);
     }
+}
+
+/// A fresh folder under the system's temporary folder.
+pub fn work_folder(purpose: &str) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let folder = std::env::temp_dir().join(format!(
+        "partner-api-test-{}-{purpose}-{n}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
+    folder
+}
+
+/// Issues the test keys into `path`, as the operator's commands would.
+fn issue_test_keys(path: &std::path::Path) -> TestKeys {
+    use partner_api::auth::commands::{Issue, issue, revoke};
+    use partner_api::auth::store::KeyFile;
+    let now = jiff::Timestamp::now();
+    let issue_one = |partner: &str, scopes: &[&str]| {
+        let scopes: Vec<String> = scopes.iter().map(|scope| (*scope).to_owned()).collect();
+        let mut out = Vec::new();
+        let request = Issue {
+            partner,
+            scopes: &scopes,
+            expires: None,
+        };
+        issue(path, &request, now, &mut out, &mut Vec::new()).unwrap();
+        String::from_utf8(out).unwrap().trim().to_owned()
+    };
+    // The writer's key holds every scope an operation of the document needs, so that the
+    // generic tests reach every operation, whichever the API has.
+    let every_scope = crate::document::every_scope();
+    let every_scope: Vec<&str> = every_scope.iter().map(String::as_str).collect();
+    let both = ["things:read", "things:write"];
+    let keys = TestKeys {
+        writer: issue_one("pt_test", &every_scope),
+        reader: issue_one("pt_test", &["things:read"]),
+        other: issue_one("pt_other", &both),
+        revoked: issue_one("pt_test", &both),
+        expired: issue_one("pt_test", &both),
+    };
+    let mut file = KeyFile::read(path).unwrap();
+    let revoked_id = file.keys[3].id.clone();
+    file.keys[4].expires = Some("2026-01-01T00:00:00Z".to_owned());
+    std::fs::write(path, serde_json::to_string(&file).unwrap()).unwrap();
+    revoke(path, &revoked_id, now, &mut Vec::new()).unwrap();
+    keys
 }
 
 /// The app with default settings (one worker, port 0).
@@ -46,6 +121,12 @@ pub async fn spawn_app() -> TestApp {
 
 /// The app with settings adjusted by `configure`.
 pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestApp {
+    spawn_app_seeded(configure, crate::things::THINGS).await
+}
+
+/// The app with settings adjusted by `configure` and `things` things in the test build's
+/// store (none: every store empty).
+pub async fn spawn_app_seeded(configure: impl FnOnce(&mut ServerConfig), things: u16) -> TestApp {
     install_capturing_logger();
     // As `main` does: the test clients (reqwest) take the process's default provider too.
     partner_api::edge::tls::install_provider();
@@ -62,11 +143,16 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         docs_rate_limit_burst: 100_000,
         ..ServerConfig::default()
     };
+    let work = work_folder("app");
+    let keys_file = work.join("keys.json");
+    let keys = issue_test_keys(&keys_file);
+    config.keys_file = Some(keys_file);
+    config.audit_log = partner_api::audit::sink::AuditTarget::File(work.join("audit.jsonl"));
     configure(&mut config);
     // The test build's endpoints, mounted beside the API's with the store they share, and the
     // helper routes that reach the framework directly.
     let things = Extension::new(
-        crate::things::ThingStore::with_count(crate::things::THINGS),
+        crate::things::ThingStore::with_count(things),
         crate::things::ENDPOINTS,
     )
     .with_framework_routes(helper_routes);
@@ -77,6 +163,8 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         .admin_addr()
         .map_or_else(String::new, |addr| format!("http://{addr}"));
     let certificates = application.certificates();
+    let api = application.api();
+    let key_store = application.keys();
     let handle = application.handle();
     actix_web::rt::spawn(application.run_until_stopped());
     let client = reqwest::Client::builder()
@@ -90,6 +178,10 @@ pub async fn spawn_app_with(configure: impl FnOnce(&mut ServerConfig)) -> TestAp
         admin_address,
         client,
         certificates,
+        keys,
+        work,
+        api,
+        key_store,
         handle,
     }
 }
@@ -122,6 +214,70 @@ impl TestApp {
 
     pub async fn get(&self, path: &str) -> TestResponse {
         self.send(self.request("GET", path)).await
+    }
+
+    /// A request with the test partner's key (`keys.writer`: both scopes).
+    pub fn keyed(&self, method: &str, path: &str) -> reqwest::RequestBuilder {
+        self.request(method, path).bearer_auth(&self.keys.writer)
+    }
+
+    /// A key for `partner` with `scopes`, issued into the app's key file (as `partner-api keys
+    /// issue` does) and in force at once.
+    pub fn key_for(&self, partner: &str, scopes: &[&str]) -> String {
+        let scopes: Vec<String> = scopes.iter().map(|scope| (*scope).to_owned()).collect();
+        let request = partner_api::auth::commands::Issue {
+            partner,
+            scopes: &scopes,
+            expires: None,
+        };
+        let mut out = Vec::new();
+        let path = self.work.join("keys.json");
+        partner_api::auth::commands::issue(
+            &path,
+            &request,
+            jiff::Timestamp::now(),
+            &mut out,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        self.key_store.reload("a test issued a key");
+        String::from_utf8(out).unwrap().trim().to_owned()
+    }
+
+    /// `GET path` with the test partner's key.
+    pub async fn get_keyed(&self, path: &str) -> TestResponse {
+        self.send(self.keyed("GET", path)).await
+    }
+
+    /// The audit records written so far, once there are at least `count` (the writer is a
+    /// thread of its own): each a JSON object, its `time` checked and left out.
+    pub async fn audit_records(&self, count: usize) -> Vec<Value> {
+        let path = self.work.join("audit.jsonl");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            let records: Vec<Value> = text
+                .lines()
+                .map(|line| serde_json::from_str(line).expect("an audit line is JSON"))
+                .collect();
+            if records.len() >= count || std::time::Instant::now() > deadline {
+                return records
+                    .into_iter()
+                    .map(|mut record| {
+                        let time = record["time"].as_str().unwrap().to_owned();
+                        assert!(
+                            time.len() == 24
+                                && time.ends_with('Z')
+                                && time.parse::<jiff::Timestamp>().is_ok(),
+                            "{time}"
+                        );
+                        record.as_object_mut().unwrap().remove("time");
+                        record
+                    })
+                    .collect();
+            }
+            actix_web::rt::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
     }
 
     /// Sends `body` with `Content-Type: application/json`.

@@ -958,3 +958,86 @@ fn systemd_hears_ready_watchdog_pings_and_stopping() {
     assert_eq!(server.wait_for_exit().code(), Some(0));
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+/// The operator's `keys` commands, as the binary runs them: `issue` prints the key alone on
+/// stdout (and keeps only its digest), `list` shows ids and states and never a key, `revoke`
+/// marks it; a bad argument exits 2 with one line. A server started with the file reloads it on
+/// SIGHUP, and refuses at start a file that is not a key file (exit 2, one line).
+#[test]
+fn keys_are_issued_listed_revoked_and_reloaded_on_sighup() {
+    let folder = crate::helpers::work_folder("keys-binary");
+    let file = folder.join("keys.json");
+    let file_arg = file.to_str().unwrap();
+    let issued = run(partner_api().args([
+        "keys",
+        "issue",
+        "--keys-file",
+        file_arg,
+        "--partner",
+        "pt_acme",
+        "--scope",
+        "things:read",
+        "--expires",
+        "2099-01-01",
+    ]));
+    assert!(issued.status.success(), "{issued:?}");
+    let key = String::from_utf8(issued.stdout).unwrap();
+    let key = key.trim_end_matches('\n');
+    assert!(key.starts_with("pak_") && key.len() == 42, "{key}");
+    let note = String::from_utf8(issued.stderr).unwrap();
+    assert!(
+        note.contains(" to pt_acme with things:read, expiring 2099-01-01T00:00:00Z"),
+        "{note}"
+    );
+    assert!(!std::fs::read_to_string(&file).unwrap().contains(key));
+    let listed = run(partner_api().args(["keys", "list", "--keys-file", file_arg]));
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    let id = listed
+        .lines()
+        .nth(1)
+        .unwrap()
+        .split('\t')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(
+        listed.lines().nth(1).unwrap().ends_with("\tactive"),
+        "{listed}"
+    );
+    assert!(!listed.contains(key));
+
+    let mut server = ServerProcess::start(&["--keys-file", file_arg]);
+    let revoked = run(partner_api().args(["keys", "revoke", "--keys-file", file_arg, &id]));
+    assert!(revoked.status.success(), "{revoked:?}");
+    server.signal(libc::SIGHUP);
+    server.wait_for_line("keys reloaded (SIGHUP): 1 in the file");
+    let listed = run(partner_api().args(["keys", "list", "--keys-file", file_arg]));
+    assert!(
+        String::from_utf8(listed.stdout)
+            .unwrap()
+            .contains("\trevoked ")
+    );
+    server.signal(libc::SIGTERM);
+    assert_eq!(server.wait_for_exit().code(), Some(0));
+
+    let again = run(partner_api().args(["keys", "revoke", "--keys-file", file_arg, &id]));
+    assert_eq!(again.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(again.stderr).unwrap(),
+        format!("partner-api keys: {id} was revoked already, at {}\n", {
+            let file = partner_api::auth::store::KeyFile::read(&file).unwrap();
+            file.keys[0].revoked.clone().unwrap()
+        })
+    );
+    std::fs::write(&file, "{\"keys\": [").unwrap();
+    let refused = run(partner_api().args(["--bind", "127.0.0.1:0", "--keys-file", file_arg]));
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8(refused.stderr).unwrap();
+    assert!(
+        stderr.contains(&format!(
+            "--keys-file: the key file {file_arg} is not a key file: it is not valid JSON"
+        )),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&folder).unwrap();
+}

@@ -1,0 +1,179 @@
+//! [`Table`]: the in-memory store of one kind of thing that endpoints read and change, shared
+//! by every worker (it lives in `ApiContext`, which the app factory builds once), in id order
+//! so that lists page through it by id. Until a database is agreed it is where a resource keeps
+//! its things; it is also how tests seed a store: `app.api.plans.seed(Some("pt_acme"), [...])`.
+//!
+//! Every thing belongs to the partner whose key created it, and a request sees only its own
+//! partner's things (API1, object-level authorization, by construction): another partner's
+//! thing is answered as missing, with the same 404 as one that does not exist, so ids are not
+//! even confirmed. Things seeded with no partner are shared: every request sees them (a
+//! catalogue, read without a key). Each read and change also names the things it touched in
+//! the request's audit record, so an endpoint on member data needs no code for its trail.
+//! Every read and change holds the lock only for the copy or the change itself, never across an
+//! `.await`, and a panic while it was held does not make it unusable.
+
+use std::borrow::Borrow;
+use std::collections::BTreeMap;
+use std::fmt::Display;
+use std::ops::Bound;
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use serde::Serialize;
+
+use super::idempotency::Replays;
+use super::list::{Cursor, List, ListQuery};
+use super::write::Created;
+use crate::edge::context::RequestContext;
+use crate::edge::header::IdempotencyKey;
+use crate::errors::ApiError;
+
+/// Things of one kind by id, each with the partner it belongs to; see the module documentation.
+#[derive(Debug)]
+pub struct Table<K, T> {
+    /// What the thing is called in a 404's message (`No such plan: ...`).
+    kind: &'static str,
+    rows: RwLock<BTreeMap<K, Row<T>>>,
+    /// The `Idempotency-Key`s of the creates of its things.
+    replays: Replays,
+}
+
+#[derive(Debug)]
+struct Row<T> {
+    /// The partner it belongs to; `None` for a shared thing.
+    partner: Option<Box<str>>,
+    thing: T,
+}
+
+impl<T> Row<T> {
+    fn visible_to(&self, partner: Option<&str>) -> bool {
+        self.partner.is_none() || self.partner.as_deref() == partner
+    }
+}
+
+impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
+    /// An empty table of things of `kind` (`"plan"`).
+    pub fn new(kind: &'static str) -> Self {
+        Table {
+            kind,
+            rows: RwLock::new(BTreeMap::new()),
+            replays: Replays::default(),
+        }
+    }
+
+    /// Adds `things` as `partner`'s (`None`: shared), replacing any with the same id: how tests
+    /// seed a store.
+    pub fn seed(&self, partner: Option<&str>, things: impl IntoIterator<Item = (K, T)>) {
+        let partner: Option<Box<str>> = partner.map(Box::from);
+        self.write().extend(things.into_iter().map(|(id, thing)| {
+            let partner = partner.clone();
+            (id, Row { partner, thing })
+        }));
+    }
+
+    /// Adds `thing`, created by the request: its partner's (shared when it carried no key).
+    pub fn insert<C: ?Sized>(&self, context: &RequestContext<C>, id: K, thing: T) {
+        context.audit_members([id.borrow()]);
+        let partner = context.partner().map(Box::from);
+        self.write().insert(id, Row { partner, thing });
+    }
+
+    /// Creates `thing`, with id `id`, as the request's partner's, once per `Idempotency-Key`
+    /// (`key`, sent with `body`: `api::idempotency`): `201 Created`, its `Location` the
+    /// request's path and the id (`/v1/plans/pl_...`), and the thing.
+    pub async fn create<C: ?Sized, B: Serialize>(
+        &self,
+        context: &RequestContext<C>,
+        (key, body): (&IdempotencyKey, &B),
+        id: K,
+        thing: T,
+    ) -> Result<Created, ApiError>
+    where
+        T: Serialize,
+    {
+        let create = async {
+            // The path as the router decoded it, written as a path may be (`%`-encoded
+            // where it must be): a header value of ASCII, whatever the client sent.
+            let path = crate::edge::view::path_for_log(context.path());
+            let created = Created::new(&format!("{path}/{id}"), &thing)?;
+            self.insert(context, id, thing);
+            Ok(created)
+        };
+        self.replays.once(context, key, body, create).await
+    }
+
+    /// A copy of the thing with `id`, when the request may see it; the 404 otherwise.
+    pub fn get<C: ?Sized>(&self, context: &RequestContext<C>, id: &K) -> Result<T, ApiError> {
+        let rows = self.read();
+        match rows.get(id.borrow()) {
+            Some(row) if row.visible_to(context.partner()) => {
+                context.audit_members([id.borrow()]);
+                Ok(row.thing.clone())
+            }
+            _ => Err(context.no_such(self.kind, id.borrow())),
+        }
+    }
+
+    /// Changes the thing with `id` by `change`, which may refuse (a state that does not allow
+    /// it: `state_conflict`) and then leaves it as it was; the 404 when the request may not see
+    /// it. `change`'s answer is the request's (the changed thing, usually).
+    pub fn update<C: ?Sized, R>(
+        &self,
+        context: &RequestContext<C>,
+        id: &K,
+        change: impl FnOnce(&mut T) -> Result<R, ApiError>,
+    ) -> Result<R, ApiError> {
+        let mut rows = self.write();
+        let row = match rows.get_mut(id.borrow()) {
+            Some(row) if row.visible_to(context.partner()) => row,
+            _ => return Err(context.no_such(self.kind, id.borrow())),
+        };
+        context.audit_members([id.borrow()]);
+        let mut changed = row.thing.clone();
+        let answer = change(&mut changed)?;
+        row.thing = changed;
+        Ok(answer)
+    }
+
+    /// The page `query` asks for of the things the request may see, in id order, the ids their
+    /// cursors.
+    pub fn page<C: ?Sized>(
+        &self,
+        context: &RequestContext<C>,
+        query: &ListQuery,
+    ) -> Result<List<T>, ApiError> {
+        let rows = self.read();
+        let after = match &query.starting_after {
+            Some(cursor) => Bound::Excluded(cursor.as_str()),
+            None => Bound::Unbounded,
+        };
+        let partner = context.partner();
+        let visible = rows
+            .range::<str, _>((after, Bound::Unbounded))
+            .filter(|(_, row)| row.visible_to(partner))
+            .map(|(id, row)| (id.borrow(), &row.thing));
+        let page = List::page(visible, query.limit, |(id, _)| Cursor::new(id))?;
+        context.audit_members(page.data().iter().map(|(id, _)| *id));
+        Ok(page.map(|(_, thing)| thing.clone()))
+    }
+
+    /// How many things it holds, whoever's.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, BTreeMap<K, Row<T>>> {
+        self.rows
+            .read()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, BTreeMap<K, Row<T>>> {
+        self.rows
+            .write()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}

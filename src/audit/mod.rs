@@ -1,0 +1,261 @@
+//! The audit trail: one record for every request to an operation marked `x-member-data`,
+//! saying who (the key's id and its partner) did what (the operation, the method and path)
+//! to which members' data (the ids the handler read or changed), when, and with what outcome
+//! (the status and error code), whatever the outcome: a request refused for its key, its
+//! quota or its input is recorded too. What health-data regulation asks of a processor, and
+//! kept apart from the operational logs: records are JSON lines on a sink of their own
+//! (`sink.rs`), which `RUST_LOG` does not reach, and which drops and counts rather than makes a
+//! request wait (OPERATIONS.md, "The audit trail").
+//!
+//! The request-conventions middleware writes the record when the answer's head is ready; a
+//! handler adds the members it touched with `context.audit_members(...)`, which is all an
+//! endpoint does for its trail.
+
+pub mod sink;
+
+use std::net::IpAddr;
+use std::sync::{Arc, Mutex};
+
+use serde::Serialize;
+
+use crate::request_id::RequestId;
+
+/// The member ids a handler read or changed, gathered while it runs (`context.audit_members`)
+/// and written in the request's record. Shared between the handler's context and the
+/// middleware; empty and unallocated for operations that are not audited.
+#[derive(Clone, Debug, Default)]
+pub struct Members(Option<Arc<Mutex<Vec<String>>>>);
+
+impl Members {
+    /// The list of a request that is audited.
+    pub fn audited() -> Members {
+        Members(Some(Arc::default()))
+    }
+
+    /// Adds `ids`, when the request is audited.
+    pub fn add<I: IntoIterator<Item = S>, S: AsRef<str>>(&self, ids: I) {
+        if let Some(list) = &self.0 {
+            let mut list = list.lock().unwrap_or_else(|poison| poison.into_inner());
+            for id in ids {
+                let id = id.as_ref();
+                if !list.iter().any(|listed| listed == id) {
+                    list.push(id.to_owned());
+                }
+            }
+        }
+    }
+
+    pub fn is_audited(&self) -> bool {
+        self.0.is_some()
+    }
+
+    fn take(&self) -> Vec<String> {
+        self.0.as_ref().map_or_else(Vec::new, |list| {
+            std::mem::take(&mut *list.lock().unwrap_or_else(|poison| poison.into_inner()))
+        })
+    }
+}
+
+/// One audit record, as written (one JSON line).
+#[derive(Debug, Serialize)]
+pub struct AuditRecord<'a> {
+    /// When the answer was decided (or the request abandoned), RFC 3339 in UTC with
+    /// milliseconds.
+    pub time: String,
+    pub request_id: &'a str,
+    /// The id of the issued key the request carried, in force or not (a revoked key still
+    /// tried is named); `null` without one.
+    pub key_id: Option<&'a str>,
+    /// The key's partner; `null` without a key.
+    pub partner: Option<&'a str>,
+    /// The operation's `operationId`.
+    pub operation: &'a str,
+    pub method: &'a str,
+    /// The path as the service read it (percent-encoded where it must be).
+    pub path: &'a str,
+    /// The members whose data the request read or changed.
+    pub members: Vec<String>,
+    /// The status answered; `null` when no answer was: the client went away, or the process
+    /// stopped, before it was decided (what the handler did is in `members` all the same).
+    pub status: Option<u16>,
+    /// The error code, when the answer was an error.
+    pub code: Option<&'a str>,
+    /// The client's address, as the service decided it.
+    pub client: Option<String>,
+}
+
+/// The record of one audited request, written exactly once: with its answer
+/// ([`PendingRecord::answered`]), or, when the request is dropped before one (its client gone,
+/// the server stopping), with none.
+pub struct PendingRecord {
+    sink: sink::AuditSink,
+    request_id: RequestId,
+    /// The issued key's id and partner.
+    key: Option<(Arc<str>, Arc<str>)>,
+    operation: Arc<str>,
+    method: String,
+    path: String,
+    members: Members,
+    client: Option<IpAddr>,
+    written: bool,
+}
+
+impl PendingRecord {
+    /// The record of the request `request_id` for `operation`; `members` is where its handler
+    /// lists the members it touches.
+    pub fn new(
+        sink: &sink::AuditSink,
+        request_id: RequestId,
+        key: Option<(Arc<str>, Arc<str>)>,
+        (operation, method, path): (Arc<str>, &str, String),
+        members: Members,
+        client: Option<IpAddr>,
+    ) -> PendingRecord {
+        sink.record_begun();
+        PendingRecord {
+            sink: sink.clone(),
+            request_id,
+            key,
+            operation,
+            method: method.to_owned(),
+            path,
+            members,
+            client,
+            written: false,
+        }
+    }
+
+    /// Writes the record with the answer's `status` and error `code`.
+    pub fn answered(mut self, status: u16, code: Option<&str>) {
+        self.write(Some(status), code);
+    }
+
+    fn write(&mut self, status: Option<u16>, code: Option<&str>) {
+        if std::mem::replace(&mut self.written, true) {
+            return;
+        }
+        let now = jiff::Timestamp::now();
+        let time = now
+            .round(jiff::Unit::Millisecond)
+            .map_or_else(|_| now.to_string(), |at| format!("{at:.3}"));
+        let record = AuditRecord {
+            time,
+            request_id: self.request_id.as_str(),
+            key_id: self.key.as_ref().map(|(id, _)| &**id),
+            partner: self.key.as_ref().map(|(_, partner)| &**partner),
+            operation: &self.operation,
+            method: &self.method,
+            path: &self.path,
+            members: self.members.take(),
+            status,
+            code,
+            client: self.client.map(|client| client.to_string()),
+        };
+        let mut line = serde_json::to_vec(&record).expect("an audit record serializes");
+        line.push(b'\n');
+        self.sink.submit(line);
+        self.sink.record_ended();
+    }
+}
+
+impl Drop for PendingRecord {
+    fn drop(&mut self) {
+        self.write(None, None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::time::{Duration, Instant};
+
+    /// A writer whose lines a test reads.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn record(sink: &sink::AuditSink, members: &Members) -> PendingRecord {
+        PendingRecord::new(
+            sink,
+            RequestId::EXAMPLE,
+            Some((Arc::from("ky_1"), Arc::from("pt_acme"))),
+            (
+                Arc::from("retrieve_thing"),
+                "GET",
+                "/v1/things/th_1".to_owned(),
+            ),
+            members.clone(),
+            Some("192.0.2.7".parse().unwrap()),
+        )
+    }
+
+    fn written(lines: &Lines, count: usize) -> Vec<serde_json::Value> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+            let records: Vec<serde_json::Value> = text
+                .lines()
+                .map(|line| serde_json::from_str(line).unwrap())
+                .collect();
+            if records.len() >= count || Instant::now() > deadline {
+                return records;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_record_is_written_once_with_its_answer_or_when_its_request_is_dropped() {
+        let lines = Lines::default();
+        let out = lines.clone();
+        let sink = sink::AuditSink::with_writer(Box::new(lines.clone()), 1 << 20, move || {
+            Ok(Box::new(out.clone()))
+        });
+        let members = Members::audited();
+        let answered = record(&sink, &members);
+        members.add(["th_1", "th_1"]);
+        answered.answered(404, Some("resource_missing"));
+        let dropped = record(&sink, &Members::audited());
+        drop(dropped);
+        let records = written(&lines, 2);
+        assert_eq!(records.len(), 2);
+        for (record, status, code, members) in [
+            (
+                &records[0],
+                serde_json::json!(404),
+                serde_json::json!("resource_missing"),
+                serde_json::json!(["th_1"]),
+            ),
+            (
+                &records[1],
+                serde_json::Value::Null,
+                serde_json::Value::Null,
+                serde_json::json!([]),
+            ),
+        ] {
+            let mut record = record.clone();
+            assert!(record["time"].as_str().unwrap().ends_with('Z'));
+            record.as_object_mut().unwrap().remove("time");
+            assert_eq!(
+                record,
+                serde_json::json!({
+                    "request_id": RequestId::EXAMPLE.as_str(), "key_id": "ky_1",
+                    "partner": "pt_acme", "operation": "retrieve_thing", "method": "GET",
+                    "path": "/v1/things/th_1", "members": members, "status": status,
+                    "code": code, "client": "192.0.2.7",
+                })
+            );
+        }
+    }
+}
