@@ -131,7 +131,14 @@ pub fn routed_path(request: &HttpRequest) -> &str {
 /// may reach a log line as it is. A path as sent needs no encoding, so it is copied.
 pub fn write_path_for_log(out: &mut Vec<u8>, path: &str) {
     // A partner key a client put in its path is not logged (`redact`).
-    let path = &*crate::redact::keys_masked(path);
+    match crate::redact::keys_masked(path) {
+        std::borrow::Cow::Borrowed(path) => write_encoded(out, path),
+        std::borrow::Cow::Owned(masked) => write_encoded(out, &masked),
+    }
+}
+
+/// `path` as [`write_path_for_log`] writes it, keys masked already.
+fn write_encoded(out: &mut Vec<u8>, path: &str) {
     if path.bytes().all(is_path_byte) {
         out.extend_from_slice(path.as_bytes());
         return;
