@@ -65,7 +65,7 @@ use crate::errors::{ApiError, ErrorCode, Rendered};
 use crate::observability::logging;
 use crate::observability::metrics::{Metrics, RouteLabels, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
-use crate::rate_limit::in_flight::{InFlightCeiling, InFlightSlot};
+use crate::rate_limit::in_flight::{InFlightCeiling, WorkerCeiling, WorkerSlot};
 use crate::rate_limit::{Check, ClientKey, QuotaFields, RateLimits, Refusal, WorkerLimits};
 use crate::request_id::RequestId;
 
@@ -128,13 +128,23 @@ where
     type Future = Ready<Result<Self::Transform, Self::InitError>>;
 
     fn new_transform(&self, service: S) -> Self::Future {
-        let settings = self.settings.clone();
+        let mut settings = self.settings.clone();
+        // What every answer carries, in memory of this worker's own: cloning a header value
+        // or a template counts a reference in the block it points to, and a block every worker
+        // counts on moves between their cores at each count (BENCHMARKS.md, "Memory every
+        // worker writes").
+        settings.answers.hsts = settings.answers.hsts.as_ref().map(|hsts| {
+            HeaderValue::from_bytes(hsts.as_bytes()).expect("copied from a header value")
+        });
+        let route_templates = settings.routes.templates().map(Arc::from).collect();
         ready(Ok(RequestConventionsMiddleware {
             service: Rc::new(service),
             conventions: Rc::new(WorkerConventions {
                 // Built here, on the worker: a shared store is reached through a connection of
                 // the worker's own, and each worker records into metric cells of its own.
                 rate_limits: settings.rate_limits.for_worker(),
+                in_flight: settings.in_flight.for_worker(),
+                route_templates,
                 metrics: settings.answers.metrics.as_ref().map(|metrics| {
                     Rc::new(metrics.for_worker(RouteLabels::new(settings.routes.templates())))
                 }),
@@ -154,6 +164,9 @@ pub struct RequestConventionsMiddleware<S> {
 struct WorkerConventions {
     settings: ConventionSettings,
     rate_limits: WorkerLimits,
+    in_flight: WorkerCeiling,
+    /// The route table's templates, in its order, this worker's copies.
+    route_templates: Box<[Arc<str>]>,
     metrics: Option<Rc<WorkerMetrics>>,
 }
 
@@ -187,12 +200,7 @@ where
         let audit = self.conventions.audit_of(&view, request_id);
         // The ceiling first: a client holding all it may hold is refused before its request
         // costs a rate-limit token, or a wait for the shared store.
-        let Some(slot) = self
-            .conventions
-            .settings
-            .in_flight
-            .admit(ClientKey::for_view(&view))
-        else {
+        let Some(slot) = self.conventions.in_flight.admit(ClientKey::for_view(&view)) else {
             return Either::Left(ready(Ok(self.conventions.refuse(
                 request,
                 view,
@@ -258,7 +266,7 @@ struct Admitted {
     /// The quota fields to send (`None` when limiting is off).
     quota: Option<QuotaFields>,
     /// Its place under the client's in-flight ceiling, held until the answer is done.
-    slot: InFlightSlot,
+    slot: WorkerSlot,
     started: Instant,
     audit: Audit,
 }
@@ -332,7 +340,7 @@ where
         summary
             .view
             .route()
-            .map(|route| Arc::clone(conventions.settings.routes.template(route))),
+            .map(|route| Arc::clone(&conventions.route_templates[route.get()])),
     )
     .with_caller(summary.view.caller().key().cloned(), members.clone());
     Box::pin(async move {

@@ -16,7 +16,7 @@ use crate::edge::view::RequestView;
 use crate::observability::logging::{self, AccessRecord};
 use crate::observability::metrics::{InFlight, WorkerMetrics};
 use crate::observability::trace_context::TraceId;
-use crate::rate_limit::in_flight::InFlightSlot;
+use crate::rate_limit::in_flight::WorkerSlot;
 use crate::request_id::RequestId;
 
 /// A response body that records its request when the last byte has been handed to the
@@ -90,7 +90,7 @@ pub(super) struct Answered {
     pub(super) metrics: Option<Rc<WorkerMetrics>>,
     pub(super) in_flight: Option<InFlight>,
     /// The request's place under its client's in-flight ceiling.
-    pub(super) slot: Option<InFlightSlot>,
+    pub(super) slot: Option<WorkerSlot>,
     pub(super) status: StatusCode,
     pub(super) request_id: RequestId,
     pub(super) view: RequestView,

@@ -330,11 +330,6 @@ impl RouteTable {
     pub fn templates(&self) -> impl Iterator<Item = &str> {
         self.templates.iter().map(|template| &**template)
     }
-
-    /// The pattern of `route`, shared.
-    pub fn template(&self, route: RouteIndex) -> &Arc<str> {
-        &self.templates[route.get()]
-    }
 }
 
 /// Panics (at start, where the app factory builds the table) when two templates can match one

@@ -1,37 +1,34 @@
-//! The in-process store: actix-governor's keyed GCRA limiters, one per policy, built once and
-//! shared by all workers (a bucket per client key in a concurrent map), pruned of quiet clients
-//! by one periodic task. It is the default store, and the fallback of the shared one.
+//! The in-process store: governor's keyed GCRA limiters (through actix-governor, which brings
+//! it), one per policy, built once and shared by all workers (a bucket per client key in a
+//! sharded concurrent map), pruned of quiet clients by one periodic task. It is the default
+//! store, and the fallback of the shared one.
 //!
 //! The limiters are consulted directly rather than through actix-governor's middleware, which
 //! did work this service then undid: it stores a result in the request's extensions, and
 //! allocates `x-ratelimit-*` headers that had to be parsed and replaced by the IETF fields; its
 //! 429 is plain text with a truncated wait (BENCHMARKS.md, "What profiling found").
+//!
+//! A decision writes two places every worker may write: the client's bucket (one
+//! compare-and-swap) and the lock of the map's shard that holds it (taken to read, released).
+//! The map has [`SHARDS`] shards rather than dashmap's default of four per CPU, so two clients
+//! served at once by two workers share a lock one time in 256, not one in eight on two CPUs
+//! (BENCHMARKS.md, "Memory every worker writes"); one client's requests on two workers still
+//! share theirs. The limiters are built with governor directly: actix-governor's config hands
+//! its limiter out as a clone of an `Arc`, a reference counted by every worker per decision.
 
-use actix_governor::governor::clock::Clock;
+use actix_governor::governor::clock::{Clock, DefaultClock};
 use actix_governor::governor::middleware::StateInformationMiddleware;
-use actix_governor::{
-    GovernorConfig, GovernorConfigBuilder, KeyExtractor, SimpleKeyExtractionError,
-};
-use actix_web::dev::ServiceRequest;
+use actix_governor::governor::state::keyed::DashMapStateStore;
+use actix_governor::governor::{Quota as GcraQuota, RateLimiter};
+use std::num::NonZeroU32;
 
 use super::{ClientKey, Outcome, PolicyName, Quota};
 
-/// actix-governor's config builder needs a key extractor to know the key type. This service
-/// hands the limiter its keys itself (the client the conventions middleware resolved); were
-/// this ever asked, it would key by the peer.
-#[derive(Clone, Copy, Debug)]
-pub struct ClientKeyExtractor;
+/// Shards of each policy's map of buckets (128 bytes each: 32 KiB a policy).
+const SHARDS: usize = 256;
 
-impl KeyExtractor for ClientKeyExtractor {
-    type Key = ClientKey;
-    type KeyExtractionError = SimpleKeyExtractionError<&'static str>;
-
-    fn extract(&self, request: &ServiceRequest) -> Result<ClientKey, Self::KeyExtractionError> {
-        Ok(ClientKey::of(request.peer_addr().map(|peer| peer.ip())))
-    }
-}
-
-type Limiter = GovernorConfig<ClientKeyExtractor, StateInformationMiddleware>;
+type Limiter =
+    RateLimiter<ClientKey, DashMapStateStore<ClientKey>, DefaultClock, StateInformationMiddleware>;
 
 /// One limiter per policy.
 pub struct MemoryStore {
@@ -39,13 +36,14 @@ pub struct MemoryStore {
 }
 
 fn limiter(quota: Quota) -> Limiter {
-    GovernorConfigBuilder::default()
-        .period(quota.period())
-        .burst_size(quota.burst.max(1))
-        .key_extractor(ClientKeyExtractor)
-        .use_headers()
-        .finish()
-        .expect("period and burst are non-zero")
+    let gcra = GcraQuota::with_period(quota.period())
+        .expect("the period is non-zero")
+        .allow_burst(NonZeroU32::new(quota.burst.max(1)).expect("at least 1"));
+    Limiter::new(
+        gcra,
+        DashMapStateStore::with_shard_amount(SHARDS),
+        DefaultClock::default(),
+    )
 }
 
 impl MemoryStore {
@@ -57,7 +55,7 @@ impl MemoryStore {
 
     /// Counts one request of `key` against `policy`.
     pub fn decide(&self, policy: PolicyName, key: ClientKey) -> Outcome {
-        let limiter = self.limiters[policy as usize].limiter();
+        let limiter = &self.limiters[policy as usize];
         match limiter.check_key(&key) {
             Ok(snapshot) => Outcome::Allowed {
                 remaining: snapshot.remaining_burst_capacity(),
@@ -74,7 +72,6 @@ impl MemoryStore {
     /// from new ones) and returns the memory.
     pub fn prune(&self) {
         for limiter in &self.limiters {
-            let limiter = limiter.limiter();
             limiter.retain_recent();
             limiter.shrink_to_fit();
         }
@@ -82,13 +79,13 @@ impl MemoryStore {
     }
 
     pub fn tracked_clients(&self, policy: PolicyName) -> usize {
-        self.limiters[policy as usize].limiter().len()
+        self.limiters[policy as usize].len()
     }
 
     /// Checks `count` requests from distinct IPv4 clients against the API limiter, as if they
     /// had arrived; for memory tests of the limiter alone.
     pub fn check_distinct_clients(&self, count: u32) {
-        let limiter = self.limiters[PolicyName::Api as usize].limiter();
+        let limiter = &self.limiters[PolicyName::Api as usize];
         for client in 0..count {
             let _ = limiter.check_key(&ClientKey::V4(client));
         }

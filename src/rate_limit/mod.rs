@@ -24,6 +24,7 @@ pub mod store_files;
 
 use std::cell::RefCell;
 use std::net::IpAddr;
+use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -122,6 +123,21 @@ impl Policy {
         };
         policy.exhausted_header = policy.quota_now(0, quota.window_secs());
         policy
+    }
+
+    /// The same policy with header values of its own: a worker's answers share their bytes
+    /// (a reference count per answer) only with that worker's, not with every worker's
+    /// (BENCHMARKS.md, "Memory every worker writes").
+    fn for_worker(&self) -> Policy {
+        let copy = |value: &HeaderValue| {
+            HeaderValue::from_bytes(value.as_bytes()).expect("copied from a header value")
+        };
+        Policy {
+            name: self.name,
+            quota: self.quota,
+            policy_header: copy(&self.policy_header),
+            exhausted_header: copy(&self.exhausted_header),
+        }
     }
 
     /// The IETF quota fields for a client with `remaining` requests left.
@@ -314,6 +330,10 @@ impl RateLimits {
             .and_then(|limits| limits.shared.as_ref())
             .map(RedisStore::connect_worker);
         WorkerLimits {
+            policies: self
+                .limits
+                .as_ref()
+                .map(|limits| Rc::new(limits.policies.each_ref().map(Policy::for_worker))),
             limits: self.clone(),
             connection: RefCell::new(connection),
         }
@@ -383,6 +403,8 @@ impl RateLimits {
 /// The limits of one worker.
 pub struct WorkerLimits {
     limits: RateLimits,
+    /// The policies with this worker's own header values (`None` when limiting is off).
+    policies: Option<Rc<[Policy; 2]>>,
     /// The worker's connection to the shared store, when there is one, and the generation
     /// of the credentials it was made with.
     connection: RefCell<Option<(u64, ConnectionManager)>>,
@@ -393,7 +415,7 @@ impl WorkerLimits {
     /// the request view decided them: the quota fields to send back (`None` when limiting is
     /// off), or the refusal.
     pub fn check(&self, view: &RequestView) -> Check {
-        let Some(limits) = &self.limits.limits else {
+        let (Some(limits), Some(policies)) = (&self.limits.limits, &self.policies) else {
             return Check::Decided(Ok(None));
         };
         let policy = PolicyName::of(view);
@@ -401,16 +423,21 @@ impl WorkerLimits {
         match &limits.shared {
             Some(shared) if shared.is_up() => {
                 let connection = self.connection_to(shared);
-                let limits = Arc::clone(limits);
+                let (limits, policies) = (Arc::clone(limits), Rc::clone(policies));
                 Check::Pending(Box::pin(async move {
-                    limits.decide_shared(connection, policy, key).await
+                    let outcome = limits.decide_shared(connection, policy, key).await;
+                    answer(&policies[policy as usize], outcome)
                 }))
             }
             Some(shared) => {
                 shared.decided_locally();
-                Check::Decided(limits.answer(policy, limits.memory.decide(policy, key)))
+                let outcome = limits.memory.decide(policy, key);
+                Check::Decided(answer(&policies[policy as usize], outcome))
             }
-            None => Check::Decided(limits.answer(policy, limits.memory.decide(policy, key))),
+            None => {
+                let outcome = limits.memory.decide(policy, key);
+                Check::Decided(answer(&policies[policy as usize], outcome))
+            }
         }
     }
 
@@ -434,32 +461,30 @@ impl Limits {
         connection: ConnectionManager,
         policy: PolicyName,
         key: ClientKey,
-    ) -> Result<Option<QuotaFields>, Refusal> {
+    ) -> Outcome {
         let shared = self.shared.as_ref().expect("called with a shared store");
-        let outcome = match shared.decide(connection, policy, key).await {
+        match shared.decide(connection, policy, key).await {
             Ok(outcome) => outcome,
             Err(error) => {
                 shared.lost(&error);
                 shared.decided_locally();
                 self.memory.decide(policy, key)
             }
-        };
-        self.answer(policy, outcome)
-    }
-
-    /// The quota fields of an allowed request, or the refusal, whichever store decided.
-    fn answer(&self, name: PolicyName, outcome: Outcome) -> Result<Option<QuotaFields>, Refusal> {
-        let policy = &self.policies[name as usize];
-        match outcome {
-            Outcome::Allowed { remaining } => Ok(Some(policy.quota_fields(remaining))),
-            // Rounded up: a client told to wait "0" seconds retries at once and is refused
-            // again.
-            Outcome::Refused { wait } => Err(Refusal {
-                policy: name,
-                retry_after_secs: ceil_secs(wait).max(1),
-                quota: policy.quota_fields(0),
-            }),
         }
+    }
+}
+
+/// The quota fields of an allowed request, or the refusal, whichever store decided.
+fn answer(policy: &Policy, outcome: Outcome) -> Result<Option<QuotaFields>, Refusal> {
+    match outcome {
+        Outcome::Allowed { remaining } => Ok(Some(policy.quota_fields(remaining))),
+        // Rounded up: a client told to wait "0" seconds retries at once and is refused
+        // again.
+        Outcome::Refused { wait } => Err(Refusal {
+            policy: policy.name,
+            retry_after_secs: ceil_secs(wait).max(1),
+            quota: policy.quota_fields(0),
+        }),
     }
 }
 

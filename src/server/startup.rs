@@ -213,6 +213,8 @@ pub struct Application {
     /// Where audit records go: its file opened again on SIGHUP, its queue written at the end.
     audit: AuditSink,
     rate_limits: RateLimits,
+    /// The in-flight ceilings (requests, connections), pruned with the limiter.
+    ceilings: [InFlightCeiling; 2],
     prune_every: Duration,
     /// How often files that may change (certificate, store credentials) are checked.
     files_every: Option<Duration>,
@@ -300,6 +302,10 @@ impl Application {
         )?;
         let settings = app_settings(config, &shared, &extension);
         let api = settings.api.clone();
+        let ceilings = [
+            settings.conventions.in_flight.clone(),
+            shared.connections.clone(),
+        ];
         let server = api_server(
             config,
             &shared,
@@ -334,6 +340,7 @@ impl Application {
             keys: shared.keys,
             audit: shared.audit,
             rate_limits: shared.rate_limits,
+            ceilings,
             prune_every: Duration::from_secs(config.rate_limit_prune_secs),
             files_every: watch_every,
             certificates: certificates.map(|store| (store, watch_every)),
@@ -402,7 +409,7 @@ impl Application {
         let (hangup_audit, audit) = (self.audit.clone(), self.audit);
         // Pruning walks every tracked client and gives memory back to the system: on a thread
         // of its own, not on this arbiter, which also answers signals and the admin listener.
-        let pruning = spawn_pruning(self.rate_limits, self.prune_every);
+        let pruning = spawn_pruning(self.rate_limits, self.ceilings, self.prune_every);
         let (mut signals, certificates) = (self.signals, self.certificates);
         // SIGHUP reloads what can be reloaded, and never stops the process, TLS or not.
         let hangups = signals.hangup.take();
@@ -754,15 +761,22 @@ fn admin_server(
     Ok((server, addr))
 }
 
-/// Prunes the limiter's quiet clients every `every`, on a thread of its own, until the returned
-/// sender is dropped.
-fn spawn_pruning(rate_limits: RateLimits, every: Duration) -> std::sync::mpsc::Sender<()> {
+/// Prunes the limiter's and the ceilings' quiet clients every `every`, on a thread of its own,
+/// until the returned sender is dropped.
+fn spawn_pruning(
+    rate_limits: RateLimits,
+    ceilings: [InFlightCeiling; 2],
+    every: Duration,
+) -> std::sync::mpsc::Sender<()> {
     let (stop, stopped) = std::sync::mpsc::channel::<()>();
     let spawned = std::thread::Builder::new()
         .name("limiter-pruning".to_owned())
         .spawn(move || {
             while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(every)
             {
+                for ceiling in &ceilings {
+                    ceiling.prune();
+                }
                 rate_limits.prune();
             }
         });
