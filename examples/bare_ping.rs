@@ -3,40 +3,112 @@
 //! uuid request id) and nothing else: no middleware, no logging, no limiter. `scripts/bench`
 //! compares the full service against it in the same run.
 //!
-//! Usage: `bare_ping [ADDR] [CERT KEY]` (default 127.0.0.1:8081); one worker per CPU in the
-//! affinity mask. With a certificate and key (PEM) it serves HTTPS with rustls, as partner-api
-//! does (HTTP/2 and HTTP/1.1 by ALPN), for `scripts/bench --tls`.
+//! With `--contract-headers` it also sends the fields the contract adds to a ping under the
+//! bench's rate limit, with the same values as partner-api: `RateLimit-Policy`, `RateLimit`
+//! (its remaining count different on every answer, as a real quota's is),
+//! `X-Content-Type-Options` and, over HTTPS, `Strict-Transport-Security`. That is the same
+//! response on the wire and nothing else: the floor any implementation of the contract pays,
+//! which `scripts/bench --cores --contract-control` sets beside the full stack.
+//!
+//! Usage: `bare_ping [--contract-headers] [ADDR] [CERT KEY]` (default 127.0.0.1:8081); one
+//! worker per CPU in the affinity mask. With a certificate and key (PEM) it serves HTTPS with
+//! rustls, as partner-api does (HTTP/2 and HTTP/1.1 by ALPN), for `scripts/bench --tls`.
 
-use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
-use actix_web::{App, HttpResponse, HttpServer, get};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-#[get("/v1/ping")]
+use actix_web::http::header::{
+    CACHE_CONTROL, CONTENT_TYPE, HeaderName, HeaderValue, STRICT_TRANSPORT_SECURITY,
+    X_CONTENT_TYPE_OPTIONS,
+};
+use actix_web::{App, HttpResponse, HttpResponseBuilder, HttpServer, web};
+
+/// Whether this process serves HTTPS (read, never written, once serving).
+static OVER_TLS: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Answers given by this worker, for a `RateLimit` that changes as a quota's does.
+    static ANSWERED: Cell<u32> = const { Cell::new(0) };
+}
+
 async fn ping() -> HttpResponse {
+    bare_fields().body(BODY)
+}
+
+async fn ping_with_contract_fields() -> HttpResponse {
+    let answered = ANSWERED.with(|count| {
+        count.set(count.get().wrapping_add(1));
+        count.get()
+    });
+    let remaining = format!("\"api\";r={};t=1", 999_999 - answered % 1_000);
+    let mut answer = bare_fields();
+    answer
+        .insert_header((
+            HeaderName::from_static("ratelimit-policy"),
+            HeaderValue::from_static("\"api\";q=1000000;w=1"),
+        ))
+        .insert_header((
+            HeaderName::from_static("ratelimit"),
+            HeaderValue::try_from(remaining).expect("ASCII"),
+        ))
+        .insert_header((X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")));
+    if OVER_TLS.load(Ordering::Relaxed) {
+        answer.insert_header((
+            STRICT_TRANSPORT_SECURITY,
+            HeaderValue::from_static("max-age=63072000"),
+        ));
+    }
+    answer.body(BODY)
+}
+
+const BODY: &str = r#"{"object":"ping","pong":true}"#;
+
+/// The three fields every answer of both carries.
+fn bare_fields() -> HttpResponseBuilder {
     let mut id = *b"req_00000000000000000000000000000000";
     uuid::Uuid::new_v4().simple().encode_lower(&mut id[4..]);
-    HttpResponse::Ok()
+    let mut answer = HttpResponse::Ok();
+    answer
         .insert_header((CONTENT_TYPE, HeaderValue::from_static("application/json")))
         .insert_header((CACHE_CONTROL, HeaderValue::from_static("no-store")))
         .insert_header((
             "service-request-id",
             HeaderValue::from_bytes(&id).expect("ASCII"),
-        ))
-        .body(r#"{"object":"ping","pong":true}"#)
+        ));
+    answer
 }
 
 #[actix_web::main]
 async fn main() -> std::io::Result<()> {
-    let addr = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "127.0.0.1:8081".to_owned());
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let contract = args
+        .first()
+        .is_some_and(|flag| flag == "--contract-headers");
+    if contract {
+        args.remove(0);
+    }
+    let mut args = args.into_iter();
+    let addr = args.next().unwrap_or_else(|| "127.0.0.1:8081".to_owned());
+    let tls = match (args.next(), args.next()) {
+        (Some(cert), Some(key)) => Some(tls_config(&cert, &key)?),
+        _ => None,
+    };
+    OVER_TLS.store(tls.is_some(), Ordering::Relaxed);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Idle connections are kept as long as partner-api's and nginx's in `scripts/bench --scale`.
-    let server = HttpServer::new(|| App::new().service(ping))
-        .workers(workers)
-        .keep_alive(std::time::Duration::from_secs(300));
-    match (std::env::args().nth(2), std::env::args().nth(3)) {
-        (Some(cert), Some(key)) => server.bind_rustls_0_23(addr, tls_config(&cert, &key)?)?,
-        _ => server.bind(addr)?,
+    let server = HttpServer::new(move || {
+        let handler = if contract {
+            web::get().to(ping_with_contract_fields)
+        } else {
+            web::get().to(ping)
+        };
+        App::new().route("/v1/ping", handler)
+    })
+    .workers(workers)
+    .keep_alive(std::time::Duration::from_secs(300));
+    match tls {
+        Some(config) => server.bind_rustls_0_23(addr, config)?,
+        None => server.bind(addr)?,
     }
     .run()
     .await

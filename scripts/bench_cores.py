@@ -25,6 +25,13 @@ Loads, each `GET /v1/ping` for SECONDS:
 With --log-control, a third target, `quiet`: the full stack with its access log off
 (`RUST_LOG=info,access=off`), to tell what the log costs from what the rest does.
 
+With --contract-control, a target `floor`: bare actix-web answering with the same fields as the
+full stack (`examples/bare_ping --contract-headers`: `RateLimit-Policy`, a `RateLimit` that
+changes with every answer, `X-Content-Type-Options`, over HTTPS `Strict-Transport-Security`),
+and nothing else. The response on the wire is the contract's, so floor / bare is the most any
+implementation of the contract can reach on this recipe, before it checks, limits, counts or
+logs anything.
+
 Each round runs every load against both targets back to back, the pair's order reversed every
 other round; each ratio is full / bare within one round, and the median of the per-round ratios
 is reported with its range. Writes the report to target/bench/cores.md as well.
@@ -128,6 +135,11 @@ def run(args, b):
         names += ("quiet",)
         servers[("quiet", "h1")] = Unpinned("quiet", quiet)
         servers[("quiet", "h2")] = UnpinnedTls("quiet", quiet + tls)
+    if args.contract_control:
+        names += ("floor",)
+        floor = [b.BARE, "--contract-headers", "127.0.0.1:{port}"]
+        servers[("floor", "h1")] = Unpinned("floor", floor)
+        servers[("floor", "h2")] = UnpinnedTls("floor", floor + [cert, key])
     facts = b.machine_facts()
     recipe = (f"nothing pinned: each server's workers from the machine ({os.cpu_count()}), the "
               f"load generator on the same cores; HTTP/1.1: wrk -t2 -c64 -d{args.seconds}s; "
@@ -177,6 +189,12 @@ def run(args, b):
             rows.append(
                 f"| {load}, full stack without its access log (`quiet`) "
                 f"| {b.spread([r['rps'] for r in results[('quiet', load)]], lambda v: f'{v:,.0f}')} "
+                f"| | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) | | |")
+        if "floor" in names:
+            values = ratios(load, "floor")
+            rows.append(
+                f"| {load}, bare actix-web with the contract's fields (`floor`) "
+                f"| {b.spread([r['rps'] for r in results[('floor', load)]], lambda v: f'{v:,.0f}')} "
                 f"| | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) | | |")
     failed = sum(r["failed"] for runs in results.values() for r in runs)
     report = "\n".join([

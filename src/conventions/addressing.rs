@@ -14,6 +14,7 @@
 use actix_web::dev::ServiceRequest;
 use actix_web::http::header;
 
+use crate::edge::byte_set::ByteSet;
 use crate::errors::{ApiError, ErrorCode};
 
 /// The 400 for a request whose `Host` or scheme is not one this service can be addressed by.
@@ -64,11 +65,7 @@ pub(super) fn is_host(value: &[u8]) -> bool {
                 // An IPv6 address, with a zone (RFC 6874, `%25` and the zone), or an
                 // IPvFuture literal (`v1.x`).
                 let address = &literal[..end];
-                if address.is_empty()
-                    || !address.iter().all(|byte| {
-                        byte.is_ascii_alphanumeric() || b":.%-_~!$&'()*+,;=".contains(byte)
-                    })
-                {
+                if address.is_empty() || !address.iter().all(|byte| IP_LITERAL.contains(*byte)) {
                     return false;
                 }
                 match &literal[end + 1..] {
@@ -88,20 +85,24 @@ pub(super) fn is_host(value: &[u8]) -> bool {
     // processes such a URI reference MUST reject it as invalid". Only a wholly empty value is.
     (value.is_empty() || !host.is_empty())
         && is_port(port)
-        && host
-            .iter()
-            .all(|byte| byte.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(byte))
+        && host.iter().all(|byte| REG_NAME.contains(*byte))
 }
+
+/// What may stand between the brackets of an IP literal.
+static IP_LITERAL: ByteSet = ByteSet::alphanumeric_and(b":.%-_~!$&'()*+,;=");
+/// What a registered name or an IPv4 address is made of.
+static REG_NAME: ByteSet = ByteSet::alphanumeric_and(b"-._~%!$&'()*+,;=");
 
 /// Empty, or digits naming a port (at most 65535).
 fn is_port(port: &[u8]) -> bool {
-    port.is_empty()
-        || (port.len() <= 5
-            && port.iter().all(u8::is_ascii_digit)
-            && std::str::from_utf8(port)
-                .ok()
-                .and_then(|port| port.parse::<u32>().ok())
-                .is_some_and(|port| port <= 65_535))
+    port.len() <= 5
+        && port
+            .iter()
+            .try_fold(0_u32, |number, byte| {
+                byte.is_ascii_digit()
+                    .then(|| number * 10 + u32::from(byte - b'0'))
+            })
+            .is_some_and(|number| number <= 65_535)
 }
 
 #[cfg(test)]

@@ -5,8 +5,13 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::edge::byte_set::ByteSet;
 use crate::edge::client::ForwardedScheme;
 use crate::errors::DocsOrigin;
+
+/// The bytes of a `Host` echoed into a link: a name, an IPv4 address or a bracketed IPv6
+/// address, and a port.
+static PLAIN_HOST: ByteSet = ByteSet::alphanumeric_and(b".-:[]");
 
 /// Where the `doc_url` links of error bodies point: the rule, decided at start; for one
 /// response, [`DocLinks::resolve`] gives the origin itself (`errors::DocsOrigin`).
@@ -82,9 +87,7 @@ impl DocLinks {
                     .filter(|host| {
                         !host.is_empty()
                             && super::addressing::is_host(host)
-                            && host
-                                .iter()
-                                .all(|byte| byte.is_ascii_alphanumeric() || b".-:[]".contains(byte))
+                            && host.iter().all(|byte| PLAIN_HOST.contains(*byte))
                     })
                     .and_then(|host| std::str::from_utf8(host).ok());
                 let scheme_prefix = match forwarded {

@@ -16,6 +16,7 @@ use actix_web::dev::ServiceRequest;
 use actix_web::http::Method;
 use actix_web::http::uri::Uri;
 
+use super::byte_set::ByteSet;
 use super::client::{ClientResolver, ForwardedScheme};
 use super::routes::{API_PREFIX, RouteIndex, RouteTable};
 use crate::auth::Caller;
@@ -164,8 +165,11 @@ pub fn path_for_log(path: &str) -> String {
     String::from_utf8(out).expect("only ASCII is written")
 }
 
+/// The bytes a URI path holds as they are (RFC 3986, 3.3), and `%`.
+static PATH_BYTES: ByteSet = ByteSet::alphanumeric_and(b"-._~!$&'()*+,;=:@/%");
+
 fn is_path_byte(byte: u8) -> bool {
-    byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&byte)
+    PATH_BYTES.contains(byte)
 }
 
 #[cfg(test)]
