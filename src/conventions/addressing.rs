@@ -122,6 +122,9 @@ mod tests {
             "[fe80::1%25lo]:80",
             "[v1.a]",
             "host:65535",
+            "host:0",
+            "host:00000",
+            "[::1]:00080",
             "xn--bcher-kva.example",
             "",
             "host:",
@@ -142,10 +145,34 @@ mod tests {
             "a:b:c",
             "x:99999999999999999999",
             "host:65536",
+            "host:99999",
+            "host:000000",
+            "host:+1",
+            "host: 1",
+            "host:1 ",
+            "host:\u{661}",
+            "[::1]:65536",
             ":80",
             ":",
         ] {
             assert!(!is_host(bad.as_bytes()), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_byte_tables_hold_what_rfc_3986_names() {
+        for byte in 0..=u8::MAX {
+            let alphanumeric = byte.is_ascii_alphanumeric();
+            assert_eq!(
+                REG_NAME.contains(byte),
+                alphanumeric || b"-._~%!$&'()*+,;=".contains(&byte),
+                "reg-name byte {byte}"
+            );
+            assert_eq!(
+                IP_LITERAL.contains(byte),
+                alphanumeric || b":.%-_~!$&'()*+,;=".contains(&byte),
+                "IP literal byte {byte}"
+            );
         }
     }
 }

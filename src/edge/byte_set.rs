@@ -1,9 +1,9 @@
 //! Sets of bytes for the checks that read every byte of a request's host or path: a table of
 //! 256 answers built at compile time, so a byte is one load. The plain spelling,
 //! `byte.is_ascii_alphanumeric() || b"-._~".contains(&byte)`, searches the list for every
-//! byte that is not a letter or digit: on a ping the tables save about 230 instructions in
-//! the `Host` check and 260 in the access line's path, each more than 1% of the request
-//! (`scripts/callgrind`; BENCHMARKS.md, "The contract's floor").
+//! byte that is not a letter or digit, with a call; on a ping that search was more than 1% of
+//! the request's instructions in the `Host` check and again in the access line's path
+//! (BENCHMARKS.md, "The contract's floor").
 
 /// Which of the 256 byte values belong.
 pub struct ByteSet([bool; 256]);

@@ -177,6 +177,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn path_bytes_are_rfc_3986s_path_characters_and_percent() {
+        for byte in 0..=u8::MAX {
+            assert_eq!(
+                is_path_byte(byte),
+                byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&byte),
+                "byte {byte}"
+            );
+        }
+    }
+
+    #[test]
     fn a_path_as_sent_is_logged_as_it_is() {
         for path in ["/v1/ping", "/docs/", "/v1/things/th_1;a=b", "/%25/%2F"] {
             assert_eq!(path_for_log(path), path);
