@@ -195,13 +195,15 @@ async fn a_refused_client_is_served_again_after_one_period() {
     else {
         return;
     };
-    let app = shared_app(&redis.url(), 10, 2).await;
+    // Two a second: one request is earned back every 500 ms, so the test holds while each of
+    // its steps takes up to about 400 ms on a busy machine (at ten a second, a step 80 ms late
+    // earned a second request back: `r=1`).
+    let app = shared_app(&redis.url(), 2, 2).await;
     assert_eq!(ping(&app).await.0, 200);
     assert_eq!(ping(&app).await.0, 200);
     let refused = ping(&app).await;
     assert_eq!((refused.0, refused.3.as_str()), (429, "1"));
-    // One request is earned back every 100 ms.
-    actix_web::rt::time::sleep(Duration::from_millis(120)).await;
+    actix_web::rt::time::sleep(Duration::from_millis(600)).await;
     let (status, _, quota, _) = ping(&app).await;
     assert_eq!((status, quota.as_str()), (200, r#""api";r=0;t=1"#));
 }
