@@ -172,36 +172,33 @@ def run(args, b):
             server.stop()
         shutil.rmtree(work, ignore_errors=True)
 
-    def ratios(load, name="full"):
-        return [full["rps"] / bare["rps"]
-                for full, bare in zip(results[(name, load)], results[("bare", load)])]
+    def ratios(load, name="full", against="bare"):
+        return [numerator["rps"] / denominator["rps"]
+                for numerator, denominator in zip(results[(name, load)],
+                                                  results[(against, load)])]
 
+    def rates(name, load):
+        return b.spread([r["rps"] for r in results[(name, load)]], lambda v: f"{v:,.0f}")
+
+    def summary(values):
+        return (f"{statistics.median(values):.2f} "
+                f"({min(values):.2f}–{max(values):.2f})")
+
+    controls = {"quiet": "full stack without its access log (`quiet`)",
+                "floor": "bare actix-web with the contract's fields (`floor`)"}
     rows = []
     for load in LOADS:
         values = ratios(load)
-        median = statistics.median(values)
-        rows.append(
-            f"| {load} | {b.spread([r['rps'] for r in results[('full', load)]], lambda v: f'{v:,.0f}')} "
-            f"| {b.spread([r['rps'] for r in results[('bare', load)]], lambda v: f'{v:,.0f}')} "
-            f"| {median:.2f} ({min(values):.2f}–{max(values):.2f}) | ≥ 0.95 "
-            f"| {'met' if median >= 0.95 else 'MISSED'} |")
-        if "quiet" in names:
-            values = ratios(load, "quiet")
-            rows.append(
-                f"| {load}, full stack without its access log (`quiet`) "
-                f"| {b.spread([r['rps'] for r in results[('quiet', load)]], lambda v: f'{v:,.0f}')} "
-                f"| | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) | | |")
+        met = statistics.median(values) >= 0.95
+        rows.append(f"| {load} | {rates('full', load)} | {rates('bare', load)} "
+                    f"| {summary(values)} | ≥ 0.95 | {'met' if met else 'MISSED'} |")
+        for name, label in controls.items():
+            if name in names:
+                rows.append(f"| {load}, {label} | {rates(name, load)} "
+                            f"| | {summary(ratios(load, name))} | | |")
         if "floor" in names:
-            values = ratios(load, "floor")
-            rows.append(
-                f"| {load}, bare actix-web with the contract's fields (`floor`) "
-                f"| {b.spread([r['rps'] for r in results[('floor', load)]], lambda v: f'{v:,.0f}')} "
-                f"| | {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) | | |")
-            values = [full["rps"] / floor["rps"]
-                      for full, floor in zip(results[("full", load)], results[("floor", load)])]
-            rows.append(
-                f"| {load}, the full stack against the floor (full / floor, not / bare) | | "
-                f"| {statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f}) | | |")
+            rows.append(f"| {load}, the full stack against the floor (full / floor, not / bare) "
+                        f"| | | {summary(ratios(load, 'full', 'floor'))} | | |")
     failed = sum(r["failed"] for runs in results.values() for r in runs)
     report = "\n".join([
         f"Cores run of {facts['date']} on commit {facts['commit']}: {facts['cpus']} CPUs, "
