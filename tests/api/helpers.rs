@@ -571,3 +571,34 @@ pub fn as_served_at(committed: &str, origin: &str) -> String {
             &format!("{origin}/docs/guide"),
         )
 }
+
+/// Whether the socket this process accepted on `server` from `client` has TCP_NODELAY set
+/// (the app runs in the test's process, so its sockets are among the process's descriptors).
+/// Panics when no such socket is open.
+pub fn accepted_socket_nodelay(server: std::net::SocketAddr, client: std::net::SocketAddr) -> bool {
+    for entry in std::fs::read_dir("/proc/self/fd").unwrap() {
+        let Some(fd) = entry
+            .unwrap()
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse().ok())
+        else {
+            continue;
+        };
+        // SAFETY: `borrow_raw` wants the descriptor open while borrowed, and another test's
+        // thread may close it meanwhile; nothing here owns, closes or maps it, though: only
+        // getsockname, getpeername and getsockopt are made on the number, which on a closed
+        // descriptor fail (EBADF) and on a reused one see other addresses, both skipped.
+        let descriptor = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let socket = socket2::SockRef::from(&descriptor);
+        let address = |found: std::io::Result<socket2::SockAddr>| {
+            found.ok().and_then(|address| address.as_socket())
+        };
+        if address(socket.local_addr()) == Some(server)
+            && address(socket.peer_addr()) == Some(client)
+        {
+            return socket.tcp_nodelay().unwrap();
+        }
+    }
+    panic!("no socket accepted on {server} from {client}");
+}
