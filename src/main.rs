@@ -3,11 +3,11 @@
 use std::process::ExitCode;
 
 use partner_api::auth::commands;
-use partner_api::observability::{log_sink, logging};
 use partner_api::openapi;
 use partner_api::server::config::{Cli, Command, EXIT_BAD_CONFIG, KeysCommand};
 use partner_api::server::healthcheck;
-use partner_api::server::startup::{Application, StartupError};
+use partner_api::server::run;
+use partner_api::server::startup::Extension;
 
 fn main() -> ExitCode {
     // Before anything else, and before any other thread exists (see its documentation).
@@ -43,16 +43,22 @@ fn keys(command: &KeysCommand) -> ExitCode {
             partner,
             scopes,
             expires,
+            group,
         } => {
             let request = commands::Issue {
                 partner,
                 scopes,
                 expires: expires.as_deref(),
+                group: group.as_deref(),
             };
             commands::issue(keys_file, &request, now, &mut out, &mut note)
         }
         KeysCommand::List { keys_file } => commands::list(keys_file, now, &mut out),
-        KeysCommand::Revoke { keys_file, id } => commands::revoke(keys_file, id, now, &mut note),
+        KeysCommand::Revoke {
+            keys_file,
+            id,
+            group,
+        } => commands::revoke(keys_file, id, group.as_deref(), now, &mut note),
     };
     match done {
         Ok(()) => ExitCode::SUCCESS,
@@ -64,46 +70,5 @@ fn keys(command: &KeysCommand) -> ExitCode {
 }
 
 fn serve(cli: &Cli) -> ExitCode {
-    // Before any other thread exists (see its documentation).
-    partner_api::rate_limit::memory::return_large_blocks_at_once();
-    logging::init(cli.server.log_format, cli.server.log_when_stalled);
-    let result = actix_web::rt::System::new().block_on(async {
-        let application = match Application::build(&cli.server) {
-            Ok(application) => application,
-            // A bad certificate, key or credential file is a bad setting: one line, exit code 2.
-            Err(error @ (StartupError::Tls(_) | StartupError::Setting(_))) => {
-                return Err((error.to_string(), ExitCode::from(EXIT_BAD_CONFIG)));
-            }
-            Err(error) => return Err((error.to_string(), ExitCode::FAILURE)),
-        };
-        let scheme = if cli.server.tls_cert.is_some() {
-            "https"
-        } else {
-            "http"
-        };
-        let admin = match application.admin_addr() {
-            Some(addr) => format!("admin (probes, metrics) on http://{addr}"),
-            None => "admin listener off".to_owned(),
-        };
-        log::info!(
-            "partner-api {} listening on {scheme}://{} with {} workers; {admin}",
-            env!("CARGO_PKG_VERSION"),
-            application.local_addr(),
-            cli.server.worker_count()
-        );
-        application
-            .run_until_stopped()
-            .await
-            .map_err(|error| (format!("server: {error}"), ExitCode::FAILURE))
-    });
-    let code = match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err((message, code)) => {
-            logging::report_fatal(&message);
-            code
-        }
-    };
-    // What is queued is written, unless the sink is stalled: the process does not wait long.
-    log_sink::finish(std::time::Duration::from_secs(2));
-    code
+    run::serve(&cli.server, Extension::none())
 }

@@ -71,7 +71,8 @@ pub struct AuditRecord<'a> {
     /// The operation's `operationId`.
     pub operation: &'a str,
     pub method: &'a str,
-    /// The path as the service read it (percent-encoded where it must be).
+    /// The path as the service read it (percent-encoded where it must be); one longer than
+    /// [`PATH_BYTES`] is cut, and ends with the SHA-256 of the whole path and its length.
     pub path: &'a str,
     /// The members whose data the request read or changed.
     pub members: Vec<String>,
@@ -82,6 +83,35 @@ pub struct AuditRecord<'a> {
     pub code: Option<&'a str>,
     /// The client's address, as the service decided it.
     pub client: Option<String>,
+}
+
+/// Bytes of a path kept whole in a record. Longer ones keep their first [`PATH_HEAD_BYTES`]
+/// and end with the digest of the whole and its length: a record's size stays bounded whatever
+/// a client puts in its path (an unauthenticated one included), and the path it names can
+/// still be matched against the access log's.
+pub const PATH_BYTES: usize = 512;
+
+/// Bytes of a cut path kept before its digest.
+const PATH_HEAD_BYTES: usize = 256;
+
+/// `path`, or, longer than [`PATH_BYTES`], its head, `...`, and `(sha256:<hex> of <n> bytes)`.
+pub fn bounded_path(path: String) -> String {
+    if path.len() <= PATH_BYTES {
+        return path;
+    }
+    let mut head = PATH_HEAD_BYTES;
+    while !path.is_char_boundary(head) {
+        head -= 1;
+    }
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, path.as_bytes());
+    let mut cut = String::with_capacity(head + 100);
+    cut.push_str(&path[..head]);
+    cut.push_str("...(sha256:");
+    for byte in digest.as_ref() {
+        cut.push_str(&format!("{byte:02x}"));
+    }
+    cut.push_str(&format!(" of {} bytes)", path.len()));
+    cut
 }
 
 /// The record of one audited request, written exactly once: with its answer
@@ -118,7 +148,7 @@ impl PendingRecord {
             key,
             operation,
             method: method.to_owned(),
-            path,
+            path: bounded_path(path),
             members,
             client,
             written: false,
@@ -257,5 +287,27 @@ mod tests {
                 })
             );
         }
+    }
+
+    #[test]
+    fn a_records_path_is_bounded_whatever_the_client_sent() {
+        let short = "/v1/things/th_1".to_owned();
+        assert_eq!(bounded_path(short.clone()), short);
+        let exact = format!("/v1/things/{}", "a".repeat(PATH_BYTES - 11));
+        assert_eq!(bounded_path(exact.clone()), exact);
+        let long = format!("/v1/things/{}", "a".repeat(60_000));
+        let cut = bounded_path(long.clone());
+        let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, long.as_bytes());
+        let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            cut,
+            format!("{}...(sha256:{hex} of 60011 bytes)", &long[..256])
+        );
+        // Another path of the same length and head gets another digest.
+        let other = format!("/v1/things/{}b", "a".repeat(59_999));
+        assert_ne!(bounded_path(other), cut);
+        // Never cut inside a character.
+        let wide = format!("/{}", "é".repeat(400));
+        assert!(bounded_path(wide).starts_with(&format!("/{}...", "é".repeat(127))));
     }
 }

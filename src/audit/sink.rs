@@ -39,6 +39,15 @@ pub enum AuditTarget {
     File(PathBuf),
 }
 
+impl std::fmt::Display for AuditTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuditTarget::Stdout => f.write_str("- (standard output)"),
+            AuditTarget::File(path) => write!(f, "{}", path.display()),
+        }
+    }
+}
+
 impl std::str::FromStr for AuditTarget {
     type Err = String;
 
@@ -206,17 +215,52 @@ impl AuditSink {
     }
 }
 
+/// Opens the target. A file must be a regular file: a FIFO would block the start until a
+/// reader came (and then the trail would be only as safe as that reader), and a device or a
+/// socket is no trail; it is opened without waiting, and refused when it is anything else.
 fn open(target: &AuditTarget) -> io::Result<Box<dyn Write + Send>> {
     Ok(match target {
         AuditTarget::Stdout => Box::new(io::stdout()),
-        AuditTarget::File(path) => Box::new(
-            OpenOptions::new()
+        AuditTarget::File(path) => {
+            if let Ok(metadata) = std::fs::metadata(path)
+                && !metadata.is_file()
+            {
+                return Err(not_a_regular_file(&metadata));
+            }
+            // O_NONBLOCK changes nothing for a regular file; it only keeps a FIFO swapped in
+            // since the check above from blocking the open.
+            let file = OpenOptions::new()
                 .create(true)
                 .append(true)
                 .mode(0o640)
-                .open(path)?,
-        ),
+                .custom_flags(libc::O_NONBLOCK)
+                .open(path)?;
+            let metadata = file.metadata()?;
+            if !metadata.is_file() {
+                return Err(not_a_regular_file(&metadata));
+            }
+            Box::new(file)
+        }
     })
+}
+
+fn not_a_regular_file(metadata: &std::fs::Metadata) -> io::Error {
+    use std::os::unix::fs::FileTypeExt;
+    let kind = metadata.file_type();
+    let what = if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_dir() {
+        "a folder"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    };
+    io::Error::other(format!(
+        "it is {what}: the audit trail is appended to a regular file (or - for standard output)"
+    ))
 }
 
 /// The writer thread: the only code that waits on the audit's reader. A record that cannot be

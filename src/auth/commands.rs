@@ -6,7 +6,7 @@
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use jiff::Timestamp;
@@ -20,6 +20,9 @@ pub struct Issue<'a> {
     pub scopes: &'a [String],
     /// `YYYY-MM-DD`: the key stops working when that day begins (UTC).
     pub expires: Option<&'a str>,
+    /// The group the file is given (the one the service reads it through), instead of its
+    /// present one.
+    pub group: Option<&'a str>,
 }
 
 /// Issues a key: adds its record to the file (created if absent) and writes the key, once, to
@@ -60,7 +63,7 @@ pub fn issue(
         .transpose()?;
     let key = IssuedKey::generate();
     let id = format!("ky_{}", random_text(16));
-    with_file(path, true, |file| {
+    with_file(path, true, request.group, |file| {
         file.keys.push(KeyRecord {
             id: id.clone(),
             partner: request.partner.to_owned(),
@@ -111,9 +114,15 @@ pub fn list(path: &Path, now: Timestamp, out: &mut dyn Write) -> Result<(), Stri
 }
 
 /// Revokes the key with `id`: every replica refuses it once it has read the file again (within
-/// `--tls-watch-secs`, or at once on SIGHUP).
-pub fn revoke(path: &Path, id: &str, now: Timestamp, note: &mut dyn Write) -> Result<(), String> {
-    with_file(path, false, |file| {
+/// `--tls-watch-secs`, or at once on SIGHUP). `group` as for [`Issue::group`].
+pub fn revoke(
+    path: &Path,
+    id: &str,
+    group: Option<&str>,
+    now: Timestamp,
+    note: &mut dyn Write,
+) -> Result<(), String> {
+    with_file(path, false, group, |file| {
         let record = file
             .keys
             .iter_mut()
@@ -134,39 +143,207 @@ fn rfc3339(at: Timestamp) -> String {
         .map_or_else(|_| at.to_string(), |at| at.to_string())
 }
 
-/// Changes the file at `path` under its lock: reads it (an absent one is empty when `create`),
-/// applies `change`, and replaces it.
+/// Changes the file at `path` under its lock: reads it (an absent one is empty when `create`,
+/// an empty one always),
+/// applies `change`, and replaces it with a file of the same owner, group and mode (the group
+/// `group` names instead, when given). A result the service's group could not read, or that
+/// anyone but its owner could write, is refused before anything is written.
 fn with_file(
     path: &Path,
     create: bool,
+    group: Option<&str>,
     change: impl FnOnce(&mut KeyFile) -> Result<(), String>,
 ) -> Result<(), String> {
     let _lock = Lock::take(path)
         .map_err(|error| format!("cannot lock {}: {error}", lock_path(path).display()))?;
-    let mut file = match fs::metadata(path) {
-        Err(error) if error.kind() == io::ErrorKind::NotFound && create => KeyFile::default(),
-        _ => KeyFile::read(path)?,
+    let existing = match fs::symlink_metadata(path) {
+        Ok(metadata) if metadata.file_type().is_symlink() => {
+            return Err(format!(
+                "{} is a symbolic link: give the key file's own path (the commands replace the \
+                 file, and would replace the link)",
+                path.display()
+            ));
+        }
+        Ok(metadata) if !metadata.is_file() => {
+            return Err(format!("{} is not a regular file", path.display()));
+        }
+        Ok(metadata) => Some(metadata),
+        Err(error) if error.kind() == io::ErrorKind::NotFound && create => None,
+        Err(error) => {
+            return Err(format!(
+                "cannot read the key file {}: {error}",
+                path.display()
+            ));
+        }
+    };
+    // An empty file is one made ready for the first key with its group and mode (`install -m
+    // 0640 -g partner-api-tls /dev/null keys.json`, as OPERATIONS.md says).
+    let mut file = match &existing {
+        Some(metadata) if metadata.len() > 0 => KeyFile::read(path)?,
+        _ => KeyFile::default(),
     };
     change(&mut file)?;
     file.table()?;
+    let ownership = Ownership::decide(existing.as_ref(), group)?;
+    ownership.check(path)?;
     let mut text = serde_json::to_string_pretty(&file).expect("a key file serializes");
     text.push('\n');
-    let temporary = path.with_extension(format!("tmp-{}", std::process::id()));
-    let write = || -> io::Result<()> {
-        let mut out = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o640)
-            .open(&temporary)?;
-        out.write_all(text.as_bytes())?;
-        out.sync_all()?;
-        fs::rename(&temporary, path)
+    replace(path, text.as_bytes(), ownership)
+}
+
+/// Who owns the key file and who may read it: kept from the file replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ownership {
+    uid: u32,
+    gid: u32,
+    /// Permission bits only.
+    mode: u32,
+}
+
+impl Ownership {
+    /// The existing file's owner, group and mode, or, for a new file, the runner's user and
+    /// group with 0640; `group` (a name or a number) replaces the group either way.
+    fn decide(existing: Option<&fs::Metadata>, group: Option<&str>) -> Result<Ownership, String> {
+        use std::os::unix::fs::MetadataExt;
+        let mut ownership = match existing {
+            Some(metadata) => Ownership {
+                uid: metadata.uid(),
+                gid: metadata.gid(),
+                mode: metadata.mode() & 0o777,
+            },
+            // SAFETY: neither call touches memory; both always succeed.
+            None => unsafe {
+                Ownership {
+                    uid: libc::geteuid(),
+                    gid: libc::getegid(),
+                    mode: 0o640,
+                }
+            },
+        };
+        if let Some(group) = group {
+            ownership.gid = group_id(group)?;
+        }
+        Ok(ownership)
+    }
+
+    /// Refuses a key file the service could not read through its group, or that someone
+    /// other than its owner could change.
+    fn check(self, path: &Path) -> Result<(), String> {
+        if self.mode & 0o040 == 0 {
+            return Err(format!(
+                "{} would be mode {:04o}, which its group cannot read: the service reads it \
+                 through its group (systemd's SupplementaryGroups=, a pod's fsGroup), so it \
+                 would keep the keys it read before, revoked ones included. Make it readable \
+                 by the group (chmod g+r) and name that group (chgrp, or --group)",
+                path.display(),
+                self.mode
+            ));
+        }
+        if self.mode & 0o022 != 0 {
+            return Err(format!(
+                "{} would be mode {:04o}, which lets others than its owner change it (and \
+                 issue themselves a key): chmod go-w it",
+                path.display(),
+                self.mode
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The id of `group`, a group's name or its number.
+fn group_id(group: &str) -> Result<u32, String> {
+    if let Ok(gid) = group.parse::<u32>() {
+        return Ok(gid);
+    }
+    let name = std::ffi::CString::new(group)
+        .map_err(|_| format!("--group {group:?} is not a group's name"))?;
+    let mut entry: libc::group = unsafe { std::mem::zeroed() };
+    let mut found: *mut libc::group = std::ptr::null_mut();
+    let mut buffer = vec![0 as libc::c_char; 16 * 1024];
+    // SAFETY: every pointer is to memory this function owns, sized as passed; the result is
+    // read only when getgrnam_r says it filled `entry`.
+    let error = unsafe {
+        libc::getgrnam_r(
+            name.as_ptr(),
+            &mut entry,
+            buffer.as_mut_ptr(),
+            buffer.len(),
+            &mut found,
+        )
     };
-    write().map_err(|error| {
+    if error != 0 || found.is_null() {
+        return Err(format!("--group {group:?}: no such group on this machine"));
+    }
+    Ok(entry.gr_gid)
+}
+
+/// Replaces the file at `path` with `contents`, owned and moded as `ownership` says, in one
+/// rename: the new file is written beside it under a name of its own (created exclusively,
+/// never through a link someone planted), synced, renamed over the old one, and the folder
+/// synced, so that a crash leaves the old file or the new one, whole.
+fn replace(path: &Path, contents: &[u8], ownership: Ownership) -> Result<(), String> {
+    let failed = |error: io::Error| format!("cannot write {}: {error}", path.display());
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("{} names no file", path.display()))?;
+    let (temporary, mut out) = create_beside(folder, name).map_err(failed)?;
+    let write = |out: &mut File| -> io::Result<()> {
+        out.write_all(contents)?;
+        // SAFETY: neither call touches memory; both always succeed.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        if (ownership.uid, ownership.gid) != (uid, gid) {
+            std::os::unix::fs::fchown(&*out, Some(ownership.uid), Some(ownership.gid)).map_err(
+                |error| {
+                    io::Error::new(
+                        error.kind(),
+                        format!(
+                            "cannot give the new file the owner {} and group {} (run the \
+                             command as the file's owner, or as root): {error}",
+                            ownership.uid, ownership.gid
+                        ),
+                    )
+                },
+            )?;
+        }
+        out.set_permissions(fs::Permissions::from_mode(ownership.mode))?;
+        out.sync_all()?;
+        fs::rename(&temporary, path)?;
+        File::open(folder)?.sync_all()
+    };
+    write(&mut out).map_err(|error| {
         let _ = fs::remove_file(&temporary);
-        format!("cannot write {}: {error}", path.display())
+        failed(error)
     })
+}
+
+/// A new file in `folder`, `.<name>.tmp-` and random letters, opened with `O_CREAT | O_EXCL |
+/// O_NOFOLLOW` and mode 0600: a name taken already (or a link planted there) is never opened,
+/// and another is drawn.
+fn create_beside(folder: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, File)> {
+    let mut last = None;
+    for _ in 0..8 {
+        let mut temporary = std::ffi::OsString::from(".");
+        temporary.push(name);
+        temporary.push(format!(".tmp-{}", random_text(12)));
+        let temporary = folder.join(temporary);
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&temporary)
+        {
+            Ok(file) => return Ok((temporary, file)),
+            Err(error) if error.kind() == io::ErrorKind::AlreadyExists => last = Some(error),
+            Err(error) => return Err(error),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::other("no free name")))
 }
 
 fn lock_path(path: &Path) -> PathBuf {
@@ -187,6 +364,7 @@ impl Lock {
             .create(true)
             .truncate(false)
             .mode(0o640)
+            .custom_flags(libc::O_NOFOLLOW)
             .open(lock_path(path))?;
         // Another operator's command holds it for the moment of a write: wait, but not for
         // ever (a command stopped while holding it releases it as it ends).
@@ -231,6 +409,7 @@ mod tests {
             partner: "pt_acme",
             scopes: &scopes,
             expires: Some("2027-01-01"),
+            group: None,
         };
         issue(&path, &request, now(), &mut out, &mut note).unwrap();
         let key = String::from_utf8(out).unwrap().trim().to_owned();
@@ -259,14 +438,14 @@ mod tests {
         );
         assert!(listed.trim_end().ends_with("active"), "{listed}");
 
-        revoke(&path, &record.id, now(), &mut Vec::new()).unwrap();
+        revoke(&path, &record.id, None, now(), &mut Vec::new()).unwrap();
         assert!(
-            revoke(&path, &record.id, now(), &mut Vec::new())
+            revoke(&path, &record.id, None, now(), &mut Vec::new())
                 .unwrap_err()
                 .contains("revoked already")
         );
         assert!(
-            revoke(&path, "ky_nope", now(), &mut Vec::new())
+            revoke(&path, "ky_nope", None, now(), &mut Vec::new())
                 .unwrap_err()
                 .contains("no key ky_nope")
         );
@@ -297,11 +476,168 @@ mod tests {
                 partner,
                 scopes: &scopes,
                 expires,
+                group: None,
             };
             let error =
                 issue(&path, &request, now(), &mut Vec::new(), &mut Vec::new()).unwrap_err();
             assert!(error.contains(expected), "{error}");
         }
+        fs::remove_dir_all(&folder).unwrap();
+    }
+
+    /// A folder of its own for one test.
+    fn folder(name: &str) -> PathBuf {
+        let folder = std::env::temp_dir().join(format!("keys-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&folder);
+        fs::create_dir_all(&folder).unwrap();
+        folder
+    }
+
+    fn issue_one(path: &Path, group: Option<&str>) -> Result<(), String> {
+        let scopes = vec!["things:read".to_owned()];
+        let request = Issue {
+            partner: "pt_acme",
+            scopes: &scopes,
+            expires: None,
+            group,
+        };
+        issue(path, &request, now(), &mut Vec::new(), &mut Vec::new())
+    }
+
+    fn owner_group_mode(path: &Path) -> (u32, u32, u32) {
+        use std::os::unix::fs::MetadataExt;
+        let metadata = fs::symlink_metadata(path).unwrap();
+        (metadata.uid(), metadata.gid(), metadata.mode() & 0o7777)
+    }
+
+    /// The folder's names, the key file's own first: what a command left behind.
+    fn names(folder: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(folder)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The fault an operator hit: the service reads the file through its group, and a command
+    /// run as root wrote it back root:root 0640, so the service could no longer read it and a
+    /// revoked key stayed in force. Now the file keeps its owner, group and mode (root can
+    /// give any; another runner, its own).
+    #[test]
+    fn the_commands_keep_the_files_owner_group_and_mode() {
+        let folder = folder("ownership");
+        let path = folder.join("keys.json");
+        issue_one(&path, None).unwrap();
+        // SAFETY: neither call touches memory.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        assert_eq!(owner_group_mode(&path), (uid, gid, 0o640), "a new file");
+        let (owner, group) = if uid == 0 { (4242, 4343) } else { (uid, gid) };
+        std::os::unix::fs::chown(&path, Some(owner), Some(group)).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        issue_one(&path, None).unwrap();
+        assert_eq!(owner_group_mode(&path), (owner, group, 0o644));
+        let id = KeyFile::read(&path).unwrap().keys[0].id.clone();
+        revoke(&path, &id, None, now(), &mut Vec::new()).unwrap();
+        assert_eq!(owner_group_mode(&path), (owner, group, 0o644));
+        assert_eq!(KeyFile::read(&path).unwrap().keys.len(), 2);
+        // --group, by number and by name, replaces the group only.
+        let named = if uid == 0 { "root" } else { &gid.to_string() };
+        issue_one(&path, Some(named)).unwrap();
+        assert_eq!(
+            owner_group_mode(&path),
+            (owner, if uid == 0 { 0 } else { gid }, 0o644)
+        );
+        assert_eq!(
+            issue_one(&path, Some("no-such-group-here")).unwrap_err(),
+            "--group \"no-such-group-here\": no such group on this machine"
+        );
+        assert_eq!(names(&folder), ["keys.json", "keys.json.lock"]);
+        fs::remove_dir_all(&folder).unwrap();
+    }
+
+    /// The first key goes into a file made empty with its group and mode beforehand, and the
+    /// file keeps them.
+    #[test]
+    fn an_empty_file_made_ready_takes_the_first_key() {
+        let folder = folder("empty");
+        let path = folder.join("keys.json");
+        fs::write(&path, "").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        issue_one(&path, None).unwrap();
+        assert_eq!(KeyFile::read(&path).unwrap().keys.len(), 1);
+        assert_eq!(owner_group_mode(&path).2, 0o644);
+        fs::remove_dir_all(&folder).unwrap();
+    }
+
+    #[test]
+    fn a_file_its_group_could_not_read_or_others_could_change_is_refused_unchanged() {
+        let folder = folder("modes");
+        let path = folder.join("keys.json");
+        issue_one(&path, None).unwrap();
+        let before = fs::read(&path).unwrap();
+        for (mode, expected) in [
+            (0o600, "which its group cannot read"),
+            (0o400, "which its group cannot read"),
+            (0o660, "which lets others than its owner change it"),
+            (0o642, "which lets others than its owner change it"),
+        ] {
+            fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+            let error = issue_one(&path, None).unwrap_err();
+            assert!(
+                error.contains(&format!("would be mode {mode:04o}, {expected}")),
+                "{error}"
+            );
+            assert_eq!(fs::read(&path).unwrap(), before, "{mode:o}");
+            assert_eq!(owner_group_mode(&path).2, mode);
+        }
+        assert_eq!(names(&folder), ["keys.json", "keys.json.lock"]);
+        fs::remove_dir_all(&folder).unwrap();
+    }
+
+    /// The temporary file was `keys.tmp-<pid>`, opened without O_EXCL or O_NOFOLLOW: a link
+    /// planted there by someone who can write the folder made the command write through it.
+    /// Now its name is drawn at random and it is created exclusively, so a planted link is never
+    /// followed; and a key file that is itself a link is refused, not replaced by a file.
+    #[test]
+    fn planted_links_are_never_followed() {
+        let folder = folder("links");
+        let path = folder.join("keys.json");
+        let target = folder.join("elsewhere");
+        fs::write(&target, "untouched\n").unwrap();
+        issue_one(&path, None).unwrap();
+        for planted in [
+            format!("keys.tmp-{}", std::process::id()),
+            "keys.json.lock".to_owned(),
+        ] {
+            let _ = fs::remove_file(folder.join(&planted));
+            std::os::unix::fs::symlink(&target, folder.join(&planted)).unwrap();
+            let result = issue_one(&path, None);
+            if planted == "keys.json.lock" {
+                assert!(
+                    result.unwrap_err().starts_with("cannot lock"),
+                    "a planted lock link is refused"
+                );
+            } else {
+                result.unwrap();
+            }
+            assert_eq!(fs::read_to_string(&target).unwrap(), "untouched\n");
+            fs::remove_file(folder.join(&planted)).unwrap();
+        }
+        let linked = folder.join("linked.json");
+        std::os::unix::fs::symlink(&path, &linked).unwrap();
+        let error = issue_one(&linked, None).unwrap_err();
+        assert!(error.contains("is a symbolic link"), "{error}");
+        assert!(
+            fs::symlink_metadata(&linked)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(
+            names(&folder),
+            ["elsewhere", "keys.json", "linked.json", "linked.json.lock"]
+        );
         fs::remove_dir_all(&folder).unwrap();
     }
 }

@@ -75,7 +75,7 @@ impl PartnerKey {
 impl KeyFile {
     /// Reads the file at `path`; the error names the file and what is wrong, never a digest.
     pub fn read(path: &Path) -> Result<KeyFile, String> {
-        let text = fs::read_to_string(path)
+        let text = read_regular(path)
             .map_err(|error| format!("cannot read the key file {}: {error}", path.display()))?;
         let file: KeyFile = serde_json::from_str(&text).map_err(|error| {
             format!(
@@ -109,6 +109,23 @@ impl KeyFile {
         }
         Ok(table)
     }
+}
+
+/// The text of the regular file at `path`, opened without waiting: a FIFO put in its place
+/// would block the reading thread until a writer came.
+fn read_regular(path: &Path) -> io::Result<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    Ok(text)
 }
 
 trait ClassifyWord {

@@ -69,7 +69,8 @@ pub enum Command {
 #[derive(Clone, Debug, Subcommand)]
 pub enum KeysCommand {
     /// Issue a key: its record goes into the key file (created if absent), the key itself to
-    /// standard output, once. Give it to the partner now: only its digest is kept.
+    /// standard output, once. Give it to the partner now: only its digest is kept. The file
+    /// keeps its owner, group and mode; one its group could not read is refused.
     Issue {
         /// The key file.
         #[arg(long, env = "PARTNER_API_KEYS_FILE", value_name = "PATH")]
@@ -83,6 +84,11 @@ pub enum KeysCommand {
         /// The day the key stops working, at its start (UTC), YYYY-MM-DD.
         #[arg(long, value_name = "DATE")]
         expires: Option<String>,
+        /// The group the key file is given, a name or a number: the one the service reads it
+        /// through (systemd's SupplementaryGroups=). Without it the file keeps its group (a new
+        /// one gets the runner's).
+        #[arg(long, value_name = "GROUP")]
+        group: Option<String>,
     },
     /// List the keys of the key file: id, partner, scopes, dates and state (never a key).
     List {
@@ -96,6 +102,9 @@ pub enum KeysCommand {
         /// The key's id.
         #[arg(value_name = "KEY_ID")]
         id: String,
+        /// The group the key file is given, as for `keys issue --group`.
+        #[arg(long, value_name = "GROUP")]
+        group: Option<String>,
     },
 }
 

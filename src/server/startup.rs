@@ -572,7 +572,7 @@ impl Shared {
         };
         let audit = AuditSink::start(&config.audit_log).map_err(|error| {
             StartupError::Setting(format!(
-                "--audit-log: cannot open {:?}: {error}",
+                "--audit-log {} (setting PARTNER_API_AUDIT_LOG): cannot use it: {error}",
                 config.audit_log
             ))
         })?;

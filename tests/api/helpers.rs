@@ -90,6 +90,7 @@ fn issue_test_keys(path: &std::path::Path) -> TestKeys {
             partner,
             scopes: &scopes,
             expires: None,
+            group: None,
         };
         issue(path, &request, now, &mut out, &mut Vec::new()).unwrap();
         String::from_utf8(out).unwrap().trim().to_owned()
@@ -110,7 +111,7 @@ fn issue_test_keys(path: &std::path::Path) -> TestKeys {
     let revoked_id = file.keys[3].id.clone();
     file.keys[4].expires = Some("2026-01-01T00:00:00Z".to_owned());
     std::fs::write(path, serde_json::to_string(&file).unwrap()).unwrap();
-    revoke(path, &revoked_id, now, &mut Vec::new()).unwrap();
+    revoke(path, &revoked_id, None, now, &mut Vec::new()).unwrap();
     keys
 }
 
@@ -229,6 +230,7 @@ impl TestApp {
             partner,
             scopes: &scopes,
             expires: None,
+            group: None,
         };
         let mut out = Vec::new();
         let path = self.work.join("keys.json");

@@ -253,8 +253,14 @@ async fn a_key_revoked_in_the_file_stops_working_without_a_restart() {
     std::fs::write(&path, &whole).unwrap();
     let file = partner_api::auth::store::KeyFile::read(&path).unwrap();
     let reader_id = file.keys[1].id.clone();
-    partner_api::auth::commands::revoke(&path, &reader_id, jiff::Timestamp::now(), &mut Vec::new())
-        .unwrap();
+    partner_api::auth::commands::revoke(
+        &path,
+        &reader_id,
+        None,
+        jiff::Timestamp::now(),
+        &mut Vec::new(),
+    )
+    .unwrap();
     let revoked =
         wait_for(|| async { retrieve_with(&app, Some(&reader)).await.status == 401 }).await;
     assert!(revoked, "the revoked key still works");

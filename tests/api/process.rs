@@ -265,6 +265,39 @@ fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
     }
 }
 
+/// An audit trail that cannot be a trail stops the start at once, naming it: a FIFO nobody
+/// reads used to hang the start in `open()` before the service listened, with no line at all.
+#[test]
+fn an_audit_log_that_is_no_regular_file_is_refused_at_start_with_exit_code_2() {
+    let folder = std::env::temp_dir().join(format!("audit-targets-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&folder);
+    std::fs::create_dir_all(&folder).unwrap();
+    let fifo = folder.join("audit.fifo");
+    let name = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a NUL-terminated path this test owns.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let unwritable = folder.join("no-such-folder").join("audit.jsonl");
+    for (target, why) in [
+        (fifo.clone(), "it is a FIFO"),
+        (folder.clone(), "it is a folder"),
+        (std::path::PathBuf::from("/dev/null"), "it is a device"),
+        (unwritable.clone(), "No such file or directory"),
+    ] {
+        let output = run(partner_api()
+            .args(["--bind", "127.0.0.1:0", "--audit-log"])
+            .arg(&target));
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        assert_eq!(output.status.code(), Some(2), "{target:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        let expected = format!(
+            "--audit-log {} (setting PARTNER_API_AUDIT_LOG): cannot use it: {why}",
+            target.display()
+        );
+        assert!(stderr.contains(&expected), "{expected} not in {stderr}");
+    }
+    std::fs::remove_dir_all(&folder).unwrap();
+}
+
 #[test]
 fn help_documents_every_setting() {
     let output = run(partner_api().arg("--help"));
