@@ -44,12 +44,14 @@ fn keys(command: &KeysCommand) -> ExitCode {
             scopes,
             expires,
             group,
+            test,
         } => {
             let request = commands::Issue {
                 partner,
                 scopes,
                 expires: expires.as_deref(),
                 group: group.as_deref(),
+                test: *test,
             };
             commands::issue(keys_file, &request, now, &mut out, &mut note)
         }

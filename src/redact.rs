@@ -1,12 +1,16 @@
 //! Partner keys kept out of what the service writes: a client that puts its key where a key
 //! does not go (in a path: `GET /v1/pak_...`) must not find it in an error message, an access
 //! line or an audit record. [`keys_masked`] writes every `pak_` followed by 38 letters and
-//! digits (a key's shape, `auth::key`) as `pak_[redacted]`.
+//! digits (a key's shape, `auth::key`) as `pak_[redacted]`, and a test key, `pak_test_` and 38
+//! more, as `pak_test_[redacted]`.
 
 use std::borrow::Cow;
 
 /// What every partner key starts with.
 pub const KEY_PREFIX: &str = "pak_";
+
+/// What every test key starts with.
+pub const TEST_KEY_PREFIX: &str = "pak_test_";
 
 /// Letters and digits after the prefix.
 pub const KEY_BODY_LEN: usize = 38;
@@ -21,13 +25,18 @@ pub fn keys_masked(text: &str) -> Cow<'_, str> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find(KEY_PREFIX) {
-        let after = &rest[at + KEY_PREFIX.len()..];
+        let prefix = if rest[at..].starts_with(TEST_KEY_PREFIX) {
+            TEST_KEY_PREFIX
+        } else {
+            KEY_PREFIX
+        };
+        let after = &rest[at + prefix.len()..];
         let body = after
             .bytes()
             .take(KEY_BODY_LEN)
             .take_while(u8::is_ascii_alphanumeric)
             .count();
-        out.push_str(&rest[..at + KEY_PREFIX.len()]);
+        out.push_str(&rest[..at + prefix.len()]);
         if body == KEY_BODY_LEN {
             out.push_str("[redacted]");
             rest = &after[body..];
@@ -63,5 +72,11 @@ mod tests {
             keys_masked(&key[..key.len() - 1]),
             Cow::Borrowed(_)
         ));
+        let test_key = format!("pak_test_{}", "b2".repeat(19));
+        assert_eq!(
+            keys_masked(&format!("/v1/{test_key}/{key}")),
+            "/v1/pak_test_[redacted]/pak_[redacted]"
+        );
+        assert_eq!(keys_masked("pak_test_short"), "pak_test_short");
     }
 }

@@ -163,13 +163,15 @@ impl Replays {
     }
 }
 
-/// Whose keys a request's are: its partner's, or, without a key, its client's (an IPv6 /64
-/// as one, as the rate limit counts it).
+/// Whose keys a request's are: its partner's in its key's mode (a test key's apart from the
+/// live ones), or, without a key, its client's (an IPv6 /64 as one, as the rate limit counts
+/// it).
 fn whose<C: ?Sized>(context: &RequestContext<C>) -> String {
     match (
         context.partner(),
         context.client().map(|ip| ip.to_canonical()),
     ) {
+        (Some(partner), _) if context.is_test() => format!("partner {partner} test"),
         (Some(partner), _) => format!("partner {partner}"),
         (None, Some(IpAddr::V6(ip))) => {
             let prefix = std::net::Ipv6Addr::from_bits(ip.to_bits() >> 64 << 64);

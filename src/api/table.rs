@@ -3,11 +3,14 @@
 //! so that lists page through it by id. Until a database is agreed it is where a resource keeps
 //! its things; it is also how tests seed a store: `app.api.plans.seed(Some("pt_acme"), [...])`.
 //!
-//! Every thing belongs to the partner whose key created it, and a request sees only its own
-//! partner's things (API1, object-level authorization, by construction): another partner's
-//! thing is answered as missing, with the same 404 as one that does not exist, so ids are not
-//! even confirmed. Things seeded with no partner are shared: every request sees them (a
-//! catalogue, read without a key). Each read and change also names the things it touched in
+//! Every thing belongs to the partner whose key created it and to that key's mode (live, or
+//! test for a `pak_test_` key), and a request sees only its own partner's things of its own
+//! mode (API1, object-level authorization, by construction): another partner's thing, or a
+//! live thing to a test key and the reverse, is answered as missing, with the same 404 as one
+//! that does not exist, so ids are not even confirmed. A request without a key creates
+//! nothing: a write on a partner's table needs the partner (`ApiError::internal` otherwise,
+//! where a shared row would have been visible to every partner). Things seeded with no
+//! partner are shared: every request sees them (a catalogue, read without a key). Each read and change also names the things it touched in
 //! the request's audit record, so an endpoint on member data needs no code for its trail.
 //! Every read and change holds the lock only for the copy or the change itself, never across an
 //! `.await`, and a panic while it was held does not make it unusable.
@@ -39,14 +42,35 @@ pub struct Table<K, T> {
 
 #[derive(Debug)]
 struct Row<T> {
-    /// The partner it belongs to; `None` for a shared thing.
-    partner: Option<Box<str>>,
+    /// Whose it is; `None` for a shared thing.
+    owner: Option<Owner>,
     thing: T,
 }
 
+/// The partner a thing belongs to, and its mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Owner {
+    partner: Box<str>,
+    /// Written with a test key: seen by its partner's test keys only.
+    test: bool,
+}
+
+impl Owner {
+    /// The owner of what the request writes and may read: its key's partner and mode.
+    fn of<C: ?Sized>(context: &RequestContext<C>) -> Option<Owner> {
+        context.partner().map(|partner| Owner {
+            partner: Box::from(partner),
+            test: context.is_test(),
+        })
+    }
+}
+
 impl<T> Row<T> {
-    fn visible_to(&self, partner: Option<&str>) -> bool {
-        self.partner.is_none() || self.partner.as_deref() == partner
+    fn visible_to(&self, owner: Option<&Owner>) -> bool {
+        match &self.owner {
+            None => true,
+            Some(row) => owner == Some(row),
+        }
     }
 }
 
@@ -60,21 +84,50 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
         }
     }
 
-    /// Adds `things` as `partner`'s (`None`: shared), replacing any with the same id: how tests
-    /// seed a store.
+    /// Adds `things` as `partner`'s live things (`None`: shared), replacing any with the same
+    /// id: how tests seed a store.
     pub fn seed(&self, partner: Option<&str>, things: impl IntoIterator<Item = (K, T)>) {
-        let partner: Option<Box<str>> = partner.map(Box::from);
+        self.seed_as(partner, false, things);
+    }
+
+    /// Adds `things` as `partner`'s, test things when `test`.
+    pub fn seed_as(
+        &self,
+        partner: Option<&str>,
+        test: bool,
+        things: impl IntoIterator<Item = (K, T)>,
+    ) {
+        let owner = partner.map(|partner| Owner {
+            partner: Box::from(partner),
+            test,
+        });
         self.write().extend(things.into_iter().map(|(id, thing)| {
-            let partner = partner.clone();
-            (id, Row { partner, thing })
+            let owner = owner.clone();
+            (id, Row { owner, thing })
         }));
     }
 
-    /// Adds `thing`, created by the request: its partner's (shared when it carried no key).
-    pub fn insert<C: ?Sized>(&self, context: &RequestContext<C>, id: K, thing: T) {
+    /// Adds `thing`, created by the request: its partner's, in its key's mode. A request
+    /// without a key creates nothing (an internal error: the operation should have needed a
+    /// key).
+    pub fn insert<C: ?Sized>(
+        &self,
+        context: &RequestContext<C>,
+        id: K,
+        thing: T,
+    ) -> Result<(), ApiError> {
+        let owner = Owner::of(context).ok_or_else(|| {
+            ApiError::internal("a write on a partner's table from a request without a key")
+        })?;
         context.audit_members([id.borrow()]);
-        let partner = context.partner().map(Box::from);
-        self.write().insert(id, Row { partner, thing });
+        self.write().insert(
+            id,
+            Row {
+                owner: Some(owner),
+                thing,
+            },
+        );
+        Ok(())
     }
 
     /// Creates `thing`, with id `id`, as the request's partner's, once per `Idempotency-Key`
@@ -95,7 +148,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
             // where it must be): a header value of ASCII, whatever the client sent.
             let path = crate::edge::view::path_for_log(context.path());
             let created = Created::new(&format!("{path}/{id}"), &thing)?;
-            self.insert(context, id, thing);
+            self.insert(context, id, thing)?;
             Ok(created)
         };
         self.replays.once(context, key, body, create).await
@@ -105,7 +158,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
     pub fn get<C: ?Sized>(&self, context: &RequestContext<C>, id: &K) -> Result<T, ApiError> {
         let rows = self.read();
         match rows.get(id.borrow()) {
-            Some(row) if row.visible_to(context.partner()) => {
+            Some(row) if row.visible_to(Owner::of(context).as_ref()) => {
                 context.audit_members([id.borrow()]);
                 Ok(row.thing.clone())
             }
@@ -124,7 +177,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
     ) -> Result<R, ApiError> {
         let mut rows = self.write();
         let row = match rows.get_mut(id.borrow()) {
-            Some(row) if row.visible_to(context.partner()) => row,
+            Some(row) if row.visible_to(Owner::of(context).as_ref()) => row,
             _ => return Err(context.no_such(self.kind, id.borrow())),
         };
         context.audit_members([id.borrow()]);
@@ -146,10 +199,10 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
             Some(cursor) => Bound::Excluded(cursor.as_str()),
             None => Bound::Unbounded,
         };
-        let partner = context.partner();
+        let owner = Owner::of(context);
         let visible = rows
             .range::<str, _>((after, Bound::Unbounded))
-            .filter(|(_, row)| row.visible_to(partner))
+            .filter(|(_, row)| row.visible_to(owner.as_ref()))
             .map(|(id, row)| (id.borrow(), &row.thing));
         let page = List::page(visible, query.limit, |(id, _)| Cursor::new(id))?;
         context.audit_members(page.data().iter().map(|(id, _)| *id));

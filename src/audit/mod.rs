@@ -68,6 +68,9 @@ pub struct AuditRecord<'a> {
     pub key_id: Option<&'a str>,
     /// The key's partner; `null` without a key.
     pub partner: Option<&'a str>,
+    /// `false` for a test key (`pak_test_...`, which reaches only test data), `true` for a
+    /// live one; `null` without a key.
+    pub livemode: Option<bool>,
     /// The operation's `operationId`.
     pub operation: &'a str,
     pub method: &'a str,
@@ -120,8 +123,8 @@ pub fn bounded_path(path: String) -> String {
 pub struct PendingRecord {
     sink: sink::AuditSink,
     request_id: RequestId,
-    /// The issued key's id and partner.
-    key: Option<(Arc<str>, Arc<str>)>,
+    /// The issued key's id, partner and whether it is a test key.
+    key: Option<(Arc<str>, Arc<str>, bool)>,
     operation: Arc<str>,
     method: String,
     path: String,
@@ -136,7 +139,7 @@ impl PendingRecord {
     pub fn new(
         sink: &sink::AuditSink,
         request_id: RequestId,
-        key: Option<(Arc<str>, Arc<str>)>,
+        key: Option<(Arc<str>, Arc<str>, bool)>,
         (operation, method, path): (Arc<str>, &str, String),
         members: Members,
         client: Option<IpAddr>,
@@ -171,8 +174,9 @@ impl PendingRecord {
         let record = AuditRecord {
             time,
             request_id: self.request_id.as_str(),
-            key_id: self.key.as_ref().map(|(id, _)| &**id),
-            partner: self.key.as_ref().map(|(_, partner)| &**partner),
+            key_id: self.key.as_ref().map(|(id, _, _)| &**id),
+            partner: self.key.as_ref().map(|(_, partner, _)| &**partner),
+            livemode: self.key.as_ref().map(|(_, _, test)| !test),
             operation: &self.operation,
             method: &self.method,
             path: &self.path,
@@ -219,7 +223,7 @@ mod tests {
         PendingRecord::new(
             sink,
             RequestId::EXAMPLE,
-            Some((Arc::from("ky_1"), Arc::from("pt_acme"))),
+            Some((Arc::from("ky_1"), Arc::from("pt_acme"), false)),
             (
                 Arc::from("retrieve_thing"),
                 "GET",
@@ -281,7 +285,8 @@ mod tests {
                 record,
                 serde_json::json!({
                     "request_id": RequestId::EXAMPLE.as_str(), "key_id": "ky_1",
-                    "partner": "pt_acme", "operation": "retrieve_thing", "method": "GET",
+                    "partner": "pt_acme", "livemode": true, "operation": "retrieve_thing",
+                    "method": "GET",
                     "path": "/v1/things/th_1", "members": members, "status": status,
                     "code": code, "client": "192.0.2.7",
                 })

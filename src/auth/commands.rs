@@ -23,6 +23,8 @@ pub struct Issue<'a> {
     /// The group the file is given (the one the service reads it through), instead of its
     /// present one.
     pub group: Option<&'a str>,
+    /// A test key (`pak_test_...`): it reaches only test data.
+    pub test: bool,
 }
 
 /// Issues a key: adds its record to the file (created if absent) and writes the key, once, to
@@ -61,7 +63,7 @@ pub fn issue(
             Ok(at)
         })
         .transpose()?;
-    let key = IssuedKey::generate();
+    let key = IssuedKey::generate_for(request.test);
     let id = format!("ky_{}", random_text(16));
     with_file(path, true, request.group, |file| {
         file.keys.push(KeyRecord {
@@ -72,14 +74,16 @@ pub fn issue(
             created: rfc3339(now),
             expires: expires.map(rfc3339),
             revoked: None,
+            test: request.test,
         });
         Ok(())
     })?;
     writeln!(out, "{}", key.expose()).map_err(|error| error.to_string())?;
     let _ = writeln!(
         note,
-        "issued {id} to {} with {}{}; the key above is shown only now: only its digest is kept \
-         in {}",
+        "issued {}{id} to {} with {}{}; the key above is shown only now: only its digest is \
+         kept in {}",
+        if request.test { "the test key " } else { "" },
         request.partner,
         request.scopes.join(", "),
         expires.map_or(String::new(), |at| format!(", expiring {}", rfc3339(at))),
@@ -91,7 +95,7 @@ pub fn issue(
 /// Lists the keys of the file, one line each, never a digest.
 pub fn list(path: &Path, now: Timestamp, out: &mut dyn Write) -> Result<(), String> {
     let file = KeyFile::read(path)?;
-    let mut text = String::from("id\tpartner\tscopes\tcreated\texpires\tstate\n");
+    let mut text = String::from("id\tpartner\tmode\tscopes\tcreated\texpires\tstate\n");
     for record in &file.keys {
         let state = match (&record.revoked, &record.expires) {
             (Some(at), _) => format!("revoked {at}"),
@@ -101,9 +105,10 @@ pub fn list(path: &Path, now: Timestamp, out: &mut dyn Write) -> Result<(), Stri
             _ => "active".to_owned(),
         };
         text.push_str(&format!(
-            "{}\t{}\t{}\t{}\t{}\t{state}\n",
+            "{}\t{}\t{}\t{}\t{}\t{}\t{state}\n",
             record.id,
             record.partner,
+            if record.test { "test" } else { "live" },
             record.scopes.join(","),
             record.created,
             record.expires.as_deref().unwrap_or("-"),
@@ -410,6 +415,7 @@ mod tests {
             scopes: &scopes,
             expires: Some("2027-01-01"),
             group: None,
+            test: false,
         };
         issue(&path, &request, now(), &mut out, &mut note).unwrap();
         let key = String::from_utf8(out).unwrap().trim().to_owned();
@@ -433,7 +439,7 @@ mod tests {
         list(&path, now(), &mut listed).unwrap();
         let listed = String::from_utf8(listed).unwrap();
         assert!(
-            listed.contains(&format!("{}\tpt_acme\tthings:read\t", record.id)),
+            listed.contains(&format!("{}\tpt_acme\tlive\tthings:read\t", record.id)),
             "{listed}"
         );
         assert!(listed.trim_end().ends_with("active"), "{listed}");
@@ -477,6 +483,7 @@ mod tests {
                 scopes: &scopes,
                 expires,
                 group: None,
+                test: false,
             };
             let error =
                 issue(&path, &request, now(), &mut Vec::new(), &mut Vec::new()).unwrap_err();
@@ -500,6 +507,7 @@ mod tests {
             scopes: &scopes,
             expires: None,
             group,
+            test: false,
         };
         issue(path, &request, now(), &mut Vec::new(), &mut Vec::new())
     }
@@ -553,6 +561,49 @@ mod tests {
             "--group \"no-such-group-here\": no such group on this machine"
         );
         assert_eq!(names(&folder), ["keys.json", "keys.json.lock"]);
+        fs::remove_dir_all(&folder).unwrap();
+    }
+
+    #[test]
+    fn a_test_key_is_issued_recorded_and_listed_as_one() {
+        let folder = folder("test-key");
+        let path = folder.join("keys.json");
+        let scopes = vec!["things:read".to_owned()];
+        let request = Issue {
+            partner: "pt_trial",
+            scopes: &scopes,
+            expires: None,
+            group: None,
+            test: true,
+        };
+        let (mut out, mut note) = (Vec::new(), Vec::new());
+        issue(&path, &request, now(), &mut out, &mut note).unwrap();
+        let key = String::from_utf8(out).unwrap().trim().to_owned();
+        assert!(key.starts_with("pak_test_"), "{key}");
+        let file = KeyFile::read(&path).unwrap();
+        assert!(file.keys[0].test);
+        assert!(
+            fs::read_to_string(&path)
+                .unwrap()
+                .contains("\"test\": true")
+        );
+        assert!(String::from_utf8(note).unwrap().starts_with(&format!(
+            "issued the test key {} to pt_trial",
+            file.keys[0].id
+        )));
+        let mut listed = Vec::new();
+        list(&path, now(), &mut listed).unwrap();
+        let listed = String::from_utf8(listed).unwrap();
+        assert!(
+            listed.contains(&format!(
+                "{}\tpt_trial\ttest\tthings:read\t",
+                file.keys[0].id
+            )),
+            "{listed}"
+        );
+        let store = KeyStore::from_file(&path).unwrap();
+        let header = [HeaderValue::from_str(&format!("Bearer {key}")).unwrap()];
+        assert!(Caller::of(header.iter(), &store, now()).key().unwrap().test);
         fs::remove_dir_all(&folder).unwrap();
     }
 

@@ -5,6 +5,11 @@
 //! randomness, so a key cannot be guessed, and it is stored only as its SHA-256 digest
 //! ([`KeyDigest`]): a key that has the digest is the key, and the file holding the digests
 //! gives nobody a key.
+//!
+//! A test key (`keys issue --test`) is `pak_test_` and the same 38 characters: it reaches only
+//! test data, so it can be given to a partner before any agreement, and its prefix tells it
+//! apart in a partner's configuration, a log of theirs or a secret scanner's find (the pattern
+//! `pak_(test_)?[0-9A-Za-z]{38}`).
 
 use std::fmt;
 
@@ -12,6 +17,9 @@ use aws_lc_rs::digest;
 
 /// What every key starts with.
 pub const PREFIX: &str = crate::redact::KEY_PREFIX;
+
+/// What a test key starts with: [`PREFIX`] and `test_`.
+pub const TEST_PREFIX: &str = crate::redact::TEST_KEY_PREFIX;
 
 /// Random characters after the prefix.
 const RANDOM_LEN: usize = 32;
@@ -25,6 +33,9 @@ const _: () = assert!(RANDOM_LEN + CHECKSUM_LEN == crate::redact::KEY_BODY_LEN);
 /// A key's whole length.
 pub const KEY_LEN: usize = PREFIX.len() + RANDOM_LEN + CHECKSUM_LEN;
 
+/// A test key's whole length.
+pub const TEST_KEY_LEN: usize = TEST_PREFIX.len() + RANDOM_LEN + CHECKSUM_LEN;
+
 const ALPHABET: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /// A key as issued: its text is shown once, to the operator who issued it, and never kept.
@@ -33,8 +44,13 @@ pub struct IssuedKey(String);
 impl IssuedKey {
     /// A new random key.
     pub fn generate() -> IssuedKey {
-        let mut key = String::with_capacity(KEY_LEN);
-        key.push_str(PREFIX);
+        IssuedKey::generate_for(false)
+    }
+
+    /// A new random key, a test key when `test`.
+    pub fn generate_for(test: bool) -> IssuedKey {
+        let mut key = String::with_capacity(TEST_KEY_LEN);
+        key.push_str(if test { TEST_PREFIX } else { PREFIX });
         key.push_str(&random_text(RANDOM_LEN));
         let checksum = checksum_text(&key);
         key.push_str(&checksum);
@@ -94,17 +110,24 @@ pub enum Malformed {
     Checksum,
 }
 
-/// `text`'s digest when it is shaped like a key and its checksum matches.
+/// Whether `text` is a test key's (`pak_test_...`); see the module documentation.
+pub fn is_test(text: &str) -> bool {
+    text.starts_with(TEST_PREFIX)
+}
+
+/// `text`'s digest when it is shaped like a key (a live or a test one) and its checksum
+/// matches.
 pub fn check(text: &str) -> Result<KeyDigest, Malformed> {
-    let shaped = text.len() == KEY_LEN
-        && text.starts_with(PREFIX)
-        && text[PREFIX.len()..]
+    let prefix = if is_test(text) { TEST_PREFIX } else { PREFIX };
+    let shaped = text.len() == prefix.len() + RANDOM_LEN + CHECKSUM_LEN
+        && text.starts_with(prefix)
+        && text[prefix.len()..]
             .bytes()
             .all(|byte| byte.is_ascii_alphanumeric());
     if !shaped {
         return Err(Malformed::Shape);
     }
-    let (body, checksum) = text.split_at(KEY_LEN - CHECKSUM_LEN);
+    let (body, checksum) = text.split_at(text.len() - CHECKSUM_LEN);
     if checksum_text(body) != checksum {
         return Err(Malformed::Checksum);
     }
@@ -189,6 +212,30 @@ mod tests {
         ] {
             assert_eq!(check(malformed), Err(Malformed::Shape), "{malformed}");
         }
+    }
+
+    #[test]
+    fn a_test_key_has_its_prefix_and_checks_like_a_live_one() {
+        let key = IssuedKey::generate_for(true);
+        let text = key.expose();
+        assert_eq!(text.len(), TEST_KEY_LEN);
+        assert!(text.starts_with("pak_test_") && is_test(text));
+        assert!(!is_test(IssuedKey::generate().expose()));
+        assert_eq!(check(text), Ok(key.digest()));
+        let mut bytes = text.as_bytes().to_vec();
+        let last = bytes.len() - 1;
+        bytes[last] = if bytes[last] == b'a' { b'b' } else { b'a' };
+        assert_eq!(
+            check(&String::from_utf8(bytes).unwrap()),
+            Err(Malformed::Checksum)
+        );
+        // A live key's length after the test prefix is no key; a test key's body after the
+        // live prefix is shaped like a live key, and its checksum (over the prefix too) fails.
+        assert_eq!(check(&text[..KEY_LEN]), Err(Malformed::Shape));
+        assert_eq!(
+            check(&text.replacen("pak_test_", "pak_", 1)),
+            Err(Malformed::Checksum)
+        );
     }
 
     #[test]

@@ -60,6 +60,16 @@ impl Caller {
         };
         match keys.find(&digest) {
             None => Caller::Refused(ErrorCode::KeyUnknown),
+            // A record whose mode is not its key's (the file edited by hand): a test key never
+            // reaches live data, nor the reverse.
+            Some(key) if key.test != key::is_test(text) => {
+                log::warn!(
+                    "the key {} is a {} key and its record says otherwise: refused as unknown",
+                    key.id,
+                    if key::is_test(text) { "test" } else { "live" }
+                );
+                Caller::Refused(ErrorCode::KeyUnknown)
+            }
             Some(key) if key.revoked.is_some() => Caller::Stale(ErrorCode::KeyRevoked, key),
             Some(key) if key.expires.is_some_and(|expires| now >= expires) => {
                 Caller::Stale(ErrorCode::KeyExpired, key)
@@ -123,6 +133,7 @@ mod tests {
             created: "2026-11-01T00:00:00Z".to_owned(),
             expires: None,
             revoked: None,
+            test: false,
         };
         record(&mut stored);
         let store = KeyStore::from_records(&KeyFile { keys: vec![stored] }).unwrap();
@@ -191,6 +202,40 @@ mod tests {
         assert_eq!(
             code(&caller(&revoked, &[&format!("Bearer {key}")])),
             Some(ErrorCode::KeyRevoked)
+        );
+    }
+
+    #[test]
+    fn a_key_whose_record_says_another_mode_is_unknown() {
+        let (store, key) = store_with(|record| record.test = true);
+        assert_eq!(
+            code(&caller(&store, &[&format!("Bearer {key}")])),
+            Some(ErrorCode::KeyUnknown),
+            "a live key recorded as a test key"
+        );
+        let issued = key::IssuedKey::generate_for(true);
+        let record = KeyRecord {
+            id: "ky_2".to_owned(),
+            partner: "pt_acme".to_owned(),
+            scopes: vec!["things:read".to_owned()],
+            digest: issued.digest().to_string(),
+            created: "2026-11-01T00:00:00Z".to_owned(),
+            expires: None,
+            revoked: None,
+            test: false,
+        };
+        let store = KeyStore::from_records(&KeyFile { keys: vec![record] }).unwrap();
+        assert_eq!(
+            code(&caller(&store, &[&format!("Bearer {}", issued.expose())])),
+            Some(ErrorCode::KeyUnknown),
+            "a test key recorded as a live one"
+        );
+        let (store, key) = store_with(|_| {});
+        assert!(
+            !caller(&store, &[&format!("Bearer {key}")])
+                .key()
+                .unwrap()
+                .test
         );
     }
 

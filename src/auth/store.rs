@@ -11,6 +11,8 @@
 //!   "digest": "sha256:…", "created": "2026-11-27T19:30:00Z", "expires": "2027-11-27T00:00:00Z",
 //!   "revoked": null}]}
 //! ```
+//!
+//! A test key's record adds `"test": true`.
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -44,6 +46,10 @@ pub struct KeyRecord {
     pub expires: Option<String>,
     /// When it was revoked, if it was.
     pub revoked: Option<String>,
+    /// A test key (`pak_test_...`, `keys issue --test`): it reaches only test data. Written
+    /// only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub test: bool,
 }
 
 /// The key file's document.
@@ -61,6 +67,8 @@ pub struct PartnerKey {
     pub scopes: Vec<String>,
     pub expires: Option<Timestamp>,
     pub revoked: Option<Timestamp>,
+    /// A test key: the request reaches only test data, and its audit record says so.
+    pub test: bool,
     /// The number the rate limiter files this key's requests under: the first 8 bytes of the
     /// SHA-256 of its id, the same in every replica.
     pub limit_key: u64,
@@ -184,6 +192,7 @@ impl KeyRecord {
             scopes: self.scopes.clone(),
             expires,
             revoked,
+            test: self.test,
             limit_key: u64::from_be_bytes(first),
         })
     }
@@ -403,6 +412,7 @@ mod tests {
             created: "2026-11-27T19:30:00Z".to_owned(),
             expires: None,
             revoked: None,
+            test: false,
         }
     }
 

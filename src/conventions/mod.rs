@@ -472,7 +472,7 @@ impl WorkerConventions {
         let key = view
             .caller()
             .named_key()
-            .map(|key| (Arc::clone(&key.id), Arc::clone(&key.partner)));
+            .map(|key| (Arc::clone(&key.id), Arc::clone(&key.partner), key.test));
         let record = PendingRecord::new(
             &self.settings.audit,
             request_id,

@@ -168,6 +168,13 @@ impl<C: ?Sized> RequestContext<C> {
         self.request.key.as_ref().map(|key| &*key.id)
     }
 
+    /// Whether the request's key is a test key (`pak_test_...`): it reaches only test data,
+    /// the rows its partner's test keys wrote, never a live one (and a live key never a test
+    /// row). `false` without a key.
+    pub fn is_test(&self) -> bool {
+        self.request.key.as_ref().is_some_and(|key| key.test)
+    }
+
     /// Names the members whose data the handler read or changed, for the request's audit
     /// record (`audit`); a no-op for an operation that is not audited.
     pub fn audit_members<I: IntoIterator<Item = S>, S: AsRef<str>>(&self, ids: I) {

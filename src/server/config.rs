@@ -89,6 +89,10 @@ pub enum KeysCommand {
         /// one gets the runner's).
         #[arg(long, value_name = "GROUP")]
         group: Option<String>,
+        /// A test key (pak_test_...): it reaches only test data, never a member's, so it may be
+        /// given before any agreement.
+        #[arg(long)]
+        test: bool,
     },
     /// List the keys of the key file: id, partner, scopes, dates and state (never a key).
     List {

@@ -91,6 +91,7 @@ fn issue_test_keys(path: &std::path::Path) -> TestKeys {
             scopes: &scopes,
             expires: None,
             group: None,
+            test: false,
         };
         issue(path, &request, now, &mut out, &mut Vec::new()).unwrap();
         String::from_utf8(out).unwrap().trim().to_owned()
@@ -225,12 +226,22 @@ impl TestApp {
     /// A key for `partner` with `scopes`, issued into the app's key file (as `partner-api keys
     /// issue` does) and in force at once.
     pub fn key_for(&self, partner: &str, scopes: &[&str]) -> String {
+        self.issue_key(partner, scopes, false)
+    }
+
+    /// A test key (`pak_test_...`) for `partner` with `scopes`, as `key_for`.
+    pub fn test_key_for(&self, partner: &str, scopes: &[&str]) -> String {
+        self.issue_key(partner, scopes, true)
+    }
+
+    fn issue_key(&self, partner: &str, scopes: &[&str], test: bool) -> String {
         let scopes: Vec<String> = scopes.iter().map(|scope| (*scope).to_owned()).collect();
         let request = partner_api::auth::commands::Issue {
             partner,
             scopes: &scopes,
             expires: None,
             group: None,
+            test,
         };
         let mut out = Vec::new();
         let path = self.work.join("keys.json");

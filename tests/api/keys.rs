@@ -4,6 +4,8 @@
 //! as things that do not exist, the rate limit counts per valid key and per address otherwise,
 //! a key revoked in the file stops working without a restart, and no key reaches a log line.
 
+use serde_json::{Value, json};
+
 use crate::helpers::{ExpectedError, TestApp, log_lines_containing, spawn_app, spawn_app_with};
 
 /// Sends `GET /v1/things/th_0001` with `Authorization: <authorization>` (none for `None`).
@@ -177,6 +179,73 @@ async fn another_partners_things_are_missing() {
             ),
         );
     }
+}
+
+/// A test key reaches only test data: none of its partner's live things, and what it creates
+/// is seen by its partner's test keys only; its `Idempotency-Key`s are its own; its audit
+/// records say `livemode: false`.
+#[actix_web::test]
+async fn a_test_key_reaches_only_test_data() {
+    let app = spawn_app().await;
+    let test_key = app.test_key_for("pt_test", &["things:read", "things:write"]);
+    assert!(test_key.starts_with("pak_test_"), "{test_key}");
+    let with = |key: &str, method: &str, path: &str| {
+        app.request(method, path)
+            .header("authorization", format!("Bearer {key}"))
+    };
+    let list = app.send(with(&test_key, "GET", "/v1/things")).await;
+    assert_eq!(
+        list.json(),
+        serde_json::json!({"object": "list", "data": [], "has_more": false, "next_cursor": null}),
+        "the partner's live things are not the test key's"
+    );
+    let live = app.send(with(&test_key, "GET", "/v1/things/th_0001")).await;
+    assert_eq!(live.status, 404);
+    assert_eq!(live.json()["error"]["code"], "resource_missing");
+    let create = |key: &str| {
+        with(key, "POST", "/v1/things")
+            .header("content-type", "application/json")
+            .header("idempotency-key", "same-key")
+            .body(r#"{"label": "Trial"}"#)
+    };
+    let created = app.send(create(&test_key)).await;
+    assert_eq!(created.status, 201, "{}", created.text());
+    let id = created.json()["id"].as_str().unwrap().to_owned();
+    let path = format!("/v1/things/{id}");
+    assert_eq!(app.send(with(&test_key, "GET", &path)).await.status, 200);
+    let other_test_key = app.test_key_for("pt_test", &["things:read"]);
+    assert_eq!(
+        app.send(with(&other_test_key, "GET", &path)).await.status,
+        200
+    );
+    let seen_live = app.send(app.keyed("GET", &path)).await;
+    assert_eq!(seen_live.status, 404, "a live key never sees a test row");
+    // The same Idempotency-Key from a live key is another key: a create of its own.
+    let live_created = app.send(create(&app.keys.writer)).await;
+    assert_eq!(live_created.status, 201);
+    assert_ne!(live_created.json()["id"], created.json()["id"]);
+    let records = app.audit_records(7).await;
+    let modes: Vec<(String, Value)> = records
+        .iter()
+        .map(|record| {
+            (
+                record["operation"].as_str().unwrap().to_owned(),
+                record["livemode"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        modes,
+        [
+            ("list_things".to_owned(), json!(false)),
+            ("retrieve_thing".to_owned(), json!(false)),
+            ("create_thing".to_owned(), json!(false)),
+            ("retrieve_thing".to_owned(), json!(false)),
+            ("retrieve_thing".to_owned(), json!(false)),
+            ("retrieve_thing".to_owned(), json!(true)),
+            ("create_thing".to_owned(), json!(true)),
+        ]
+    );
 }
 
 /// The quota is per key in force, wherever its requests come from: two keys from one address

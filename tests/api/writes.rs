@@ -310,9 +310,10 @@ async fn every_request_for_member_data_leaves_one_audit_record() {
                   status: u16,
                   code: Option<&str>| {
         json!({
-            "request_id": null, "key_id": key, "partner": partner, "operation": operation,
-            "method": method, "path": path, "members": members, "status": status,
-            "code": code, "client": client,
+            "request_id": null, "key_id": key, "partner": partner,
+            "livemode": key.map(|_| true), "operation": operation, "method": method,
+            "path": path, "members": members, "status": status, "code": code,
+            "client": client,
         })
     };
     let without_ids: Vec<Value> = records
