@@ -101,10 +101,9 @@ impl Replays {
         let Some(key) = &key.0 else {
             return create.await;
         };
-        let answer = self.once_keyed(context, key, body, create).await?;
-        // A replay names the thing in its audit record too.
-        context.audit_members([answer.id()]);
-        Ok(answer)
+        // A replay names the thing's member in its audit record too: the table does, which
+        // knows the member of its things.
+        self.once_keyed(context, key, body, create).await
     }
 
     async fn once_keyed<C: ?Sized, B: Serialize, F>(

@@ -35,6 +35,8 @@ use crate::errors::ApiError;
 pub struct Table<K, T> {
     /// What the thing is called in a 404's message (`No such plan: ...`).
     kind: &'static str,
+    /// The member a thing is data of, for the audit record; `None`: the thing's own id.
+    member: Option<fn(&T) -> &str>,
     rows: RwLock<BTreeMap<K, Row<T>>>,
     /// The `Idempotency-Key`s of the creates of its things.
     replays: Replays,
@@ -79,8 +81,34 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
     pub fn new(kind: &'static str) -> Self {
         Table {
             kind,
+            member: None,
             rows: RwLock::new(BTreeMap::new()),
             replays: Replays::default(),
+        }
+    }
+
+    /// An empty table of things of `kind` each of which is data of the member `member` names
+    /// (`|enrolment| enrolment.member.as_str()`): what audit records name.
+    pub fn of_members(kind: &'static str, member: fn(&T) -> &str) -> Self {
+        Table {
+            member: Some(member),
+            ..Table::new(kind)
+        }
+    }
+
+    /// The member `thing`, of id `id` as a text, is data of.
+    fn member_of_row<'a>(&self, id: &'a str, thing: &'a T) -> &'a str {
+        match self.member {
+            Some(member) => member(thing),
+            None => id,
+        }
+    }
+
+    /// The member `thing`, of id `id`, is data of.
+    fn member_of<'a>(&self, id: &'a K, thing: &'a T) -> &'a str {
+        match self.member {
+            Some(member) => member(thing),
+            None => id.borrow(),
         }
     }
 
@@ -119,7 +147,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
         let owner = Owner::of(context).ok_or_else(|| {
             ApiError::internal("a write on a partner's table from a request without a key")
         })?;
-        context.audit_members([id.borrow()]);
+        context.audit_members([self.member_of(&id, &thing)]);
         self.write().insert(
             id,
             Row {
@@ -151,7 +179,12 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
             self.insert(context, id, thing)?;
             Ok(created)
         };
-        self.replays.once(context, key, body, create).await
+        let answer = self.replays.once(context, key, body, create).await?;
+        // A replay's record names the thing's member too, as the create's did.
+        if let Some(row) = self.read().get(answer.id()) {
+            context.audit_members([self.member_of_row(answer.id(), &row.thing)]);
+        }
+        Ok(answer)
     }
 
     /// A copy of the thing with `id`, when the request may see it; the 404 otherwise.
@@ -159,7 +192,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
         let rows = self.read();
         match rows.get(id.borrow()) {
             Some(row) if row.visible_to(Owner::of(context).as_ref()) => {
-                context.audit_members([id.borrow()]);
+                context.audit_members([self.member_of(id, &row.thing)]);
                 Ok(row.thing.clone())
             }
             _ => Err(context.no_such(self.kind, id.borrow())),
@@ -180,7 +213,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
             Some(row) if row.visible_to(Owner::of(context).as_ref()) => row,
             _ => return Err(context.no_such(self.kind, id.borrow())),
         };
-        context.audit_members([id.borrow()]);
+        context.audit_members([self.member_of(id, &row.thing)]);
         let mut changed = row.thing.clone();
         let answer = change(&mut changed)?;
         row.thing = changed;
@@ -203,9 +236,15 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
         let visible = rows
             .range::<str, _>((after, Bound::Unbounded))
             .filter(|(_, row)| row.visible_to(owner.as_ref()))
-            .map(|(id, row)| (id.borrow(), &row.thing));
-        let page = List::page(visible, query.limit, |(id, _)| Cursor::new(id))?;
-        context.audit_members(page.data().iter().map(|(id, _)| *id));
+            .map(|(id, row)| (id, &row.thing));
+        let page = List::page(visible, query.limit, |(id, _)| {
+            Cursor::new(<K as Borrow<str>>::borrow(id))
+        })?;
+        context.audit_members(
+            page.data()
+                .iter()
+                .map(|(id, thing)| self.member_of(id, thing)),
+        );
         Ok(page.map(|(_, thing)| thing.clone()))
     }
 

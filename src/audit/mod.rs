@@ -21,10 +21,19 @@ use serde::Serialize;
 use crate::request_id::RequestId;
 
 /// The member ids a handler read or changed, gathered while it runs (`context.audit_members`)
-/// and written in the request's record. Shared between the handler's context and the
-/// middleware; empty and unallocated for operations that are not audited.
+/// and written in the request's record; when the handler named none (it did not run: the
+/// request was refused for its key, its quota or its input; or it found nothing), the ids the
+/// request's path carries instead, so that every record says what was asked for. Shared
+/// between the handler's context and the middleware; empty and unallocated for operations that
+/// are not audited.
 #[derive(Clone, Debug, Default)]
-pub struct Members(Option<Arc<Mutex<Vec<String>>>>);
+pub struct Members(Option<Arc<Mutex<Named>>>);
+
+#[derive(Debug, Default)]
+struct Named {
+    touched: Vec<String>,
+    asked: Vec<String>,
+}
 
 impl Members {
     /// The list of a request that is audited.
@@ -34,8 +43,22 @@ impl Members {
 
     /// Adds `ids`, when the request is audited.
     pub fn add<I: IntoIterator<Item = S>, S: AsRef<str>>(&self, ids: I) {
-        if let Some(list) = &self.0 {
-            let mut list = list.lock().unwrap_or_else(|poison| poison.into_inner());
+        self.add_to(ids, |named| &mut named.touched);
+    }
+
+    /// The ids the request's path carries: named when the handler names none.
+    pub fn asked<I: IntoIterator<Item = S>, S: AsRef<str>>(&self, ids: I) {
+        self.add_to(ids, |named| &mut named.asked);
+    }
+
+    fn add_to<I: IntoIterator<Item = S>, S: AsRef<str>>(
+        &self,
+        ids: I,
+        list: impl Fn(&mut Named) -> &mut Vec<String>,
+    ) {
+        if let Some(named) = &self.0 {
+            let mut named = named.lock().unwrap_or_else(|poison| poison.into_inner());
+            let list = list(&mut named);
             for id in ids {
                 let id = id.as_ref();
                 if !list.iter().any(|listed| listed == id) {
@@ -50,8 +73,13 @@ impl Members {
     }
 
     fn take(&self) -> Vec<String> {
-        self.0.as_ref().map_or_else(Vec::new, |list| {
-            std::mem::take(&mut *list.lock().unwrap_or_else(|poison| poison.into_inner()))
+        self.0.as_ref().map_or_else(Vec::new, |named| {
+            let mut named = named.lock().unwrap_or_else(|poison| poison.into_inner());
+            if named.touched.is_empty() {
+                std::mem::take(&mut named.asked)
+            } else {
+                std::mem::take(&mut named.touched)
+            }
         })
     }
 }
@@ -314,5 +342,19 @@ mod tests {
         // Never cut inside a character.
         let wide = format!("/{}", "é".repeat(400));
         assert!(bounded_path(wide).starts_with(&format!("/{}...", "é".repeat(127))));
+    }
+
+    #[test]
+    fn a_record_names_what_the_handler_touched_or_else_what_the_path_asked_for() {
+        let members = Members::audited();
+        members.asked(["th_0009"]);
+        assert_eq!(members.clone().take(), ["th_0009"]);
+        let members = Members::audited();
+        members.asked(["en_0001"]);
+        members.add(["mb_0001", "mb_0001"]);
+        assert_eq!(members.take(), ["mb_0001"]);
+        let unaudited = Members::default();
+        unaudited.asked(["th_1"]);
+        assert!(unaudited.take().is_empty() && !unaudited.is_audited());
     }
 }

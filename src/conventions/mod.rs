@@ -469,6 +469,11 @@ impl WorkerConventions {
             };
         };
         let members = Members::audited();
+        // The ids its path carries, whatever becomes of it: a request refused before its
+        // handler (its key, its quota, its input) names what it asked for all the same.
+        if let Some(route) = view.route() {
+            members.asked(self.settings.routes.path_ids(route, view.path()));
+        }
         let key = view
             .caller()
             .named_key()

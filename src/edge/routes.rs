@@ -93,12 +93,22 @@ pub struct Guarded {
 
 impl Guarded {
     /// What `operation` declares: `security(("partner_key" = ["<scope>"]))` and
-    /// `extensions(("x-member-data" = json!(true)))`. Panics (at start) on a security
-    /// requirement the edge cannot enforce: another scheme, or other than one scope.
+    /// `extensions(("x-member-data" = json!(true)))`. An operation that needs a key is member
+    /// data, audited, unless it says otherwise with a reason ([`is_member_data`]). Panics (at
+    /// start) on a security requirement the edge cannot enforce: another scheme, or other than
+    /// one scope; on member data without a key; on `x-member-data: false` without its reason.
     fn of(operation: &Operation) -> Option<Guarded> {
         let described = serde_json::to_value(operation).expect("an operation serializes");
-        let member_data = described.get("x-member-data") == Some(&serde_json::Value::Bool(true));
         let id = operation.operation_id.as_deref().unwrap_or_default();
+        let keyed = described["security"].as_array().is_some_and(|security| {
+            security.iter().any(|requirement| {
+                requirement
+                    .as_object()
+                    .is_some_and(|schemes| !schemes.is_empty())
+            })
+        });
+        let member_data =
+            is_member_data(&described, keyed).unwrap_or_else(|error| panic!("{id}: {error}"));
         let mut scope = None;
         for requirement in described["security"].as_array().into_iter().flatten() {
             let requirement = requirement.as_object().expect("a requirement is an object");
@@ -136,6 +146,30 @@ impl Guarded {
             scope: self.scope.clone(),
             member_data: self.member_data,
         }
+    }
+}
+
+/// Whether an operation (its JSON, `keyed` when it needs a key) returns or changes member data:
+/// `x-member-data: true`; or, needing a key, unless it says `x-member-data: false` with
+/// `x-member-data-reason`, why not (a key's own settings, say). The error says what is wrong
+/// with the annotation. The document marks every such operation (`openapi`), so that the
+/// reference says what the edge audits.
+pub fn is_member_data(operation: &serde_json::Value, keyed: bool) -> Result<bool, String> {
+    let reason = operation
+        .get("x-member-data-reason")
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|reason| !reason.trim().is_empty());
+    match operation.get("x-member-data") {
+        Some(serde_json::Value::Bool(true)) => Ok(true),
+        Some(serde_json::Value::Bool(false)) if !keyed => Ok(false),
+        Some(serde_json::Value::Bool(false)) if reason => Ok(false),
+        Some(serde_json::Value::Bool(false)) => Err(
+            "needs a key and says x-member-data false without saying why: add \
+             (\"x-member-data-reason\" = json!(\"<why it reads or changes no member's data>\"))"
+                .to_owned(),
+        ),
+        None => Ok(keyed),
+        Some(other) => Err(format!("x-member-data must be true or false, not {other}")),
     }
 }
 
@@ -330,6 +364,36 @@ impl RouteTable {
     pub fn templates(&self) -> impl Iterator<Item = &str> {
         self.templates.iter().map(|template| &**template)
     }
+
+    /// The ids `path` carries in the parameters of `route` (`th_0009` of `/v1/things/th_0009`
+    /// for `/v1/things/{thing}`): each parameter shaped like an id, two lower-case letters,
+    /// `_`, and 1 to 64 letters and digits. What an audit record names before, or without, a
+    /// handler (a request refused for its key, its quota or its input).
+    pub fn path_ids(&self, route: RouteIndex, path: &str) -> Vec<String> {
+        let Some((definition, _)) = self.routes.get(route.get()) else {
+            return Vec::new();
+        };
+        let mut matched = actix_web::dev::Path::new(path);
+        if !definition.capture_match_info(&mut matched) {
+            return Vec::new();
+        }
+        matched
+            .iter()
+            .map(|(_, value)| value)
+            .filter(|value| is_id_shaped(value))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+/// Two lower-case letters, `_`, and 1 to 64 letters and digits: the contract's id shape.
+fn is_id_shaped(value: &str) -> bool {
+    let bytes = value.as_bytes();
+    bytes.len() >= 4
+        && bytes.len() <= 67
+        && bytes[..2].iter().all(u8::is_ascii_lowercase)
+        && bytes[2] == b'_'
+        && bytes[3..].iter().all(u8::is_ascii_alphanumeric)
 }
 
 /// Panics (at start, where the app factory builds the table) when two templates can match one
@@ -431,6 +495,61 @@ pub(crate) fn allowed_methods(item: &PathItem) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_keyed_operation_is_member_data_unless_it_says_why_not() {
+        use serde_json::json;
+        let cases = [
+            (json!({}), true, Ok(true)),
+            (json!({}), false, Ok(false)),
+            (json!({"x-member-data": true}), true, Ok(true)),
+            (json!({"x-member-data": false}), false, Ok(false)),
+            (
+                json!({"x-member-data": false, "x-member-data-reason": "a key's own quota"}),
+                true,
+                Ok(false),
+            ),
+        ];
+        for (operation, keyed, expected) in cases {
+            assert_eq!(is_member_data(&operation, keyed), expected, "{operation}");
+        }
+        for bad in [
+            json!({"x-member-data": false}),
+            json!({"x-member-data": false, "x-member-data-reason": " "}),
+            json!({"x-member-data": "yes"}),
+        ] {
+            assert!(is_member_data(&bad, true).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_ids_a_path_carries_are_read_by_its_route() {
+        let table = RouteTable::default().with_paths(
+            &[
+                "/v1/things",
+                "/v1/things/{thing}",
+                "/v1/things/{thing}/parts/{part}",
+            ],
+            "GET",
+        );
+        let route = |path: &str| table.find(path).unwrap();
+        assert!(table.path_ids(route("/v1/things"), "/v1/things").is_empty());
+        assert_eq!(
+            table.path_ids(route("/v1/things/th_0009"), "/v1/things/th_0009"),
+            ["th_0009"]
+        );
+        assert_eq!(
+            table.path_ids(
+                route("/v1/things/th_1/parts/pa_2"),
+                "/v1/things/th_1/parts/pa_2"
+            ),
+            ["th_1", "pa_2"]
+        );
+        // A value not shaped like an id is nobody's.
+        for path in ["/v1/things/0009", "/v1/things/TH_1", "/v1/things/th_a-b"] {
+            assert!(table.path_ids(route(path), path).is_empty(), "{path}");
+        }
+    }
 
     #[test]
     #[should_panic(expected = "can match the same path")]

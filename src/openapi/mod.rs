@@ -480,6 +480,7 @@ fn document_conventions(
             .responses
             .extend(components::error_responses(&codes, false, components));
         declare_keyless(operation);
+        mark_member_data(operation);
         all_codes.extend(codes);
     }
     let get_codes = match &item.get {
@@ -488,6 +489,27 @@ fn document_conventions(
     };
     document_head(item, &get_codes, components);
     all_codes
+}
+
+/// An operation that needs a key is member data, and audited, unless it says otherwise with a
+/// reason (`edge::routes::is_member_data`): the document says so where the annotation left it
+/// out, so that the reference marks what the edge audits.
+fn mark_member_data(operation: &mut Operation) {
+    let needs_key = operation.security.iter().flatten().any(|requirement| {
+        serde_json::to_value(requirement)
+            .ok()
+            .is_some_and(|value| value.get(SECURITY_SCHEME).is_some())
+    });
+    let marked = operation
+        .extensions
+        .as_ref()
+        .is_some_and(|extensions| extensions.contains_key("x-member-data"));
+    if needs_key && !marked {
+        operation
+            .extensions
+            .get_or_insert_with(Default::default)
+            .insert("x-member-data".to_owned(), serde_json::Value::Bool(true));
+    }
 }
 
 /// utoipa writes `#[utoipa::path(security(()))]`, an endpoint that needs no key, as one empty

@@ -260,8 +260,9 @@ async fn a_patch_tells_absent_null_and_a_value_apart_and_an_archived_thing_canno
 }
 
 /// One audit record per request to an operation that reads or changes member data, whatever
-/// its answer, naming the key's id and partner, the operation, the members touched and the
-/// outcome; none for other requests; never the key itself.
+/// its answer, naming the key's id and partner, the operation, the members touched (or, when
+/// the handler touched none, the ids the path asked for) and the outcome; none for other
+/// requests; never the key itself.
 #[actix_web::test]
 async fn every_request_for_member_data_leaves_one_audit_record() {
     let app = crate::helpers::spawn_app_with(|config| {
@@ -356,7 +357,7 @@ async fn every_request_for_member_data_leaves_one_audit_record() {
                 "retrieve_thing",
                 "GET",
                 "/v1/things/th_0009",
-                json!([]),
+                json!(["th_0009"]),
                 401,
                 Some("key_missing")
             ),
@@ -376,7 +377,7 @@ async fn every_request_for_member_data_leaves_one_audit_record() {
                 "update_thing",
                 "PATCH",
                 "/v1/things/th_0002",
-                json!([]),
+                json!(["th_0002"]),
                 403,
                 Some("key_scope_missing")
             ),
@@ -386,7 +387,7 @@ async fn every_request_for_member_data_leaves_one_audit_record() {
                 "retrieve_thing",
                 "GET",
                 "/v1/things/th_0999",
-                json!([]),
+                json!(["th_0999"]),
                 404,
                 Some("resource_missing")
             ),
@@ -410,7 +411,7 @@ async fn every_request_for_member_data_leaves_one_audit_record() {
             "retrieve_thing",
             "GET",
             "/v1/things/th_0009",
-            json!([]),
+            json!(["th_0009"]),
             429,
             Some("rate_limited")
         )])
@@ -456,6 +457,137 @@ async fn head_answers_like_get_with_empty_stores() {
         assert!(head.body.is_empty());
         if operation.template.contains('{') {
             assert_eq!(get.status, 404, "{}", operation.path);
+        }
+    }
+}
+
+/// For every operation on member data in the document (the test build's included), each kind
+/// of answer leaves exactly one audit record naming the right members: a request without a
+/// key (401) or without the scope (403), refused before its handler, names the ids its path
+/// carries; a thing that is not there (404), a body it cannot take (400) too; a success names
+/// the members it returned (the `id` of the thing, or every `id` of a page).
+#[actix_web::test]
+async fn every_answer_of_every_member_data_operation_leaves_one_record_naming_its_members() {
+    let operations: Vec<_> = crate::document::operations()
+        .into_iter()
+        .filter(|operation| {
+            operation.method != "head" && operation.operation["x-member-data"] == true
+        })
+        .collect();
+    assert!(operations.len() >= 5, "{}", operations.len());
+    for operation in operations {
+        let what = format!("{} {}", operation.method, operation.template);
+        let app = crate::helpers::spawn_app().await;
+        let method = operation.method.to_uppercase();
+        let path_ids: Vec<String> = operation
+            .path
+            .split('/')
+            .filter(|segment| segment.len() > 3 && segment.as_bytes()[2] == b'_')
+            .map(str::to_owned)
+            .collect();
+        let takes_body = operation.operation.get("requestBody").is_some();
+        let body_of = |value: Value| value.to_string();
+        let good_body = body_of(json!({"label": "Audited"}));
+        let with_body = |request: reqwest::RequestBuilder, body: &str| {
+            if takes_body {
+                request
+                    .header("content-type", "application/json")
+                    .body(body.to_owned())
+            } else {
+                request
+            }
+        };
+        let unscoped = app.key_for("pt_test", &["other:read"]);
+        let mut cases: Vec<(&str, reqwest::RequestBuilder, u16, Option<Vec<String>>)> = vec![
+            (
+                "no key",
+                with_body(app.request(&method, &operation.path), &good_body),
+                401,
+                Some(path_ids.clone()),
+            ),
+            (
+                "no scope",
+                with_body(
+                    app.request(&method, &operation.path).bearer_auth(&unscoped),
+                    &good_body,
+                ),
+                403,
+                Some(path_ids.clone()),
+            ),
+        ];
+        if let Some(id) = path_ids.last() {
+            let missing_id = format!("{}zz404", &id[..3]);
+            let missing = operation.path.replace(id.as_str(), &missing_id);
+            let mut expected = path_ids.clone();
+            *expected.last_mut().unwrap() = missing_id;
+            cases.push((
+                "missing",
+                with_body(app.keyed(&method, &missing), &good_body),
+                404,
+                Some(expected),
+            ));
+        }
+        if takes_body {
+            cases.push((
+                "bad body",
+                with_body(app.keyed(&method, &operation.path), r#"{"unknown": 1}"#),
+                400,
+                Some(path_ids.clone()),
+            ));
+        }
+        // A success: the members it returned, read from its body.
+        cases.push((
+            "success",
+            with_body(app.keyed(&method, &operation.path), &good_body),
+            0,
+            None,
+        ));
+        for (seen, (case, request, status, members)) in cases.into_iter().enumerate() {
+            let response = app.send(request).await;
+            if status == 0 {
+                assert!(
+                    (200..300).contains(&response.status),
+                    "{what} {case}: {} {}",
+                    response.status,
+                    response.text()
+                );
+            } else {
+                assert_eq!(
+                    response.status,
+                    status,
+                    "{what} {case}: {}",
+                    response.text()
+                );
+            }
+            let members = members.unwrap_or_else(|| {
+                let body = response.json();
+                match body["data"].as_array() {
+                    Some(page) => page
+                        .iter()
+                        .map(|thing| thing["id"].as_str().unwrap().to_owned())
+                        .collect(),
+                    None => vec![body["id"].as_str().unwrap().to_owned()],
+                }
+            });
+            let records = app.audit_records(seen + 1).await;
+            // Exactly one: none more a moment later.
+            actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;
+            let again = app.audit_records(seen + 1).await;
+            assert_eq!(
+                (records.len(), again.len()),
+                (seen + 1, seen + 1),
+                "{what} {case}"
+            );
+            let record = &records[seen];
+            assert_eq!(
+                (&record["operation"], &record["status"], &record["members"]),
+                (
+                    &operation.operation["operationId"],
+                    &json!(response.status),
+                    &json!(members)
+                ),
+                "{what} {case}: {record}"
+            );
         }
     }
 }
