@@ -272,14 +272,40 @@ fn write_all(
     reopen: &dyn Fn() -> io::Result<Box<dyn Write + Send>>,
 ) {
     let mut failing = false;
+    // When the file could not be opened again (SIGHUP, after a rotation), since when: records go
+    // on to the file opened before, which the rotation may compress or remove, so they are
+    // counted as dropped, and the open is tried again at most once a second.
+    let mut reopen_failed: Option<Instant> = None;
     while let Ok(line) = receiver.recv() {
-        if shared.reopen.swap(false, Ordering::Relaxed) {
+        let retry = reopen_failed.is_some_and(|since| since.elapsed() >= Duration::from_secs(1));
+        if shared.reopen.swap(false, Ordering::Relaxed) || retry {
             match reopen() {
-                Ok(fresh) => out = fresh,
-                Err(error) => log::error!("the audit file cannot be opened again: {error}"),
+                Ok(fresh) => {
+                    out = fresh;
+                    if reopen_failed.take().is_some() {
+                        log::info!("the audit file is open again; records are written to it");
+                    }
+                }
+                Err(error) => {
+                    if reopen_failed.is_none() {
+                        log::error!(
+                            "the audit file cannot be opened again: {error}; records are \
+                             counted as dropped until it can"
+                        );
+                    }
+                    reopen_failed = Some(Instant::now());
+                }
             }
         }
-        let written = out.write_all(&line).and_then(|()| out.flush());
+        let written = match reopen_failed {
+            Some(_) => out
+                .write_all(&line)
+                .and_then(|()| out.flush())
+                .and(Err(io::Error::other(
+                    "the audit file could not be opened again",
+                ))),
+            None => out.write_all(&line).and_then(|()| out.flush()),
+        };
         shared.queued_bytes.fetch_sub(line.len(), Ordering::Relaxed);
         // Counted unless `finish` already counted it as dropped.
         let counted = {
@@ -406,5 +432,21 @@ mod tests {
         settle(&sink, 6);
         assert_eq!(sink.written() + sink.dropped(), 6);
         assert!(sink.dropped() >= 5, "{}", sink.dropped());
+    }
+
+    /// A file that cannot be opened again after a rotation leaves records on the file opened
+    /// before, which the rotation may remove: they are counted as dropped, so it pages.
+    #[test]
+    fn records_after_a_failed_reopen_are_counted_as_dropped() {
+        let sink = AuditSink::with_writer(Box::new(io::sink()), QUEUE_BYTES, || {
+            Err(io::Error::other("it is a FIFO"))
+        });
+        sink.submit(b"{}\n".to_vec());
+        settle(&sink, 1);
+        sink.reopen();
+        sink.submit(b"{}\n".to_vec());
+        sink.submit(b"{}\n".to_vec());
+        settle(&sink, 3);
+        assert_eq!((sink.written(), sink.dropped()), (1, 2));
     }
 }

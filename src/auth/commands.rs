@@ -161,19 +161,34 @@ fn with_file(
 ) -> Result<(), String> {
     let _lock = Lock::take(path)
         .map_err(|error| format!("cannot lock {}: {error}", lock_path(path).display()))?;
-    let existing = match fs::symlink_metadata(path) {
-        Ok(metadata) if metadata.file_type().is_symlink() => {
+    refuse_open_folder(path)?;
+    // Opened once, never through a link and without waiting on a FIFO: its owner, group, mode
+    // and text are all the file's own, whatever is renamed in meanwhile.
+    let opened = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path);
+    let (existing, text) = match opened {
+        Ok(mut opened) => {
+            let metadata = opened
+                .metadata()
+                .map_err(|error| format!("cannot read the key file {}: {error}", path.display()))?;
+            if !metadata.is_file() {
+                return Err(format!("{} is not a regular file", path.display()));
+            }
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut opened, &mut text)
+                .map_err(|error| format!("cannot read the key file {}: {error}", path.display()))?;
+            (Some(metadata), text)
+        }
+        Err(error) if error.raw_os_error() == Some(libc::ELOOP) => {
             return Err(format!(
                 "{} is a symbolic link: give the key file's own path (the commands replace the \
                  file, and would replace the link)",
                 path.display()
             ));
         }
-        Ok(metadata) if !metadata.is_file() => {
-            return Err(format!("{} is not a regular file", path.display()));
-        }
-        Ok(metadata) => Some(metadata),
-        Err(error) if error.kind() == io::ErrorKind::NotFound && create => None,
+        Err(error) if error.kind() == io::ErrorKind::NotFound && create => (None, String::new()),
         Err(error) => {
             return Err(format!(
                 "cannot read the key file {}: {error}",
@@ -183,17 +198,48 @@ fn with_file(
     };
     // An empty file is one made ready for the first key with its group and mode (`install -m
     // 0640 -g partner-api-tls /dev/null keys.json`, as OPERATIONS.md says).
-    let mut file = match &existing {
-        Some(metadata) if metadata.len() > 0 => KeyFile::read(path)?,
-        _ => KeyFile::default(),
+    let mut file = if text.is_empty() {
+        KeyFile::default()
+    } else {
+        KeyFile::parse(&text, path)?
     };
     change(&mut file)?;
     file.table()?;
     let ownership = Ownership::decide(existing.as_ref(), group)?;
     ownership.check(path)?;
+    if ownership.gid == 0 && group.is_none() {
+        eprintln!(
+            "partner-api keys: warning: {} belongs to the group root: a service that reads it \
+             through its group (the shipped unit's partner-api-tls) cannot; give it that group \
+             with --group",
+            path.display()
+        );
+    }
     let mut text = serde_json::to_string_pretty(&file).expect("a key file serializes");
     text.push('\n');
     replace(path, text.as_bytes(), ownership)
+}
+
+/// Refuses a key file in a folder that others than its owner may write (unless it is sticky):
+/// whoever may write the folder may replace the file, whatever the file's own mode says.
+fn refuse_open_folder(path: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    let metadata = fs::metadata(folder)
+        .map_err(|error| format!("cannot read the folder {}: {error}", folder.display()))?;
+    let sticky = metadata.mode() & 0o1000 != 0;
+    if metadata.mode() & 0o022 != 0 && !sticky {
+        return Err(format!(
+            "the folder {} is mode {:04o}: others than its owner may replace the key file in \
+             it; keep the key file in a folder only its owner may write (chmod go-w)",
+            folder.display(),
+            metadata.mode() & 0o7777
+        ));
+    }
+    Ok(())
 }
 
 /// Who owns the key file and who may read it: kept from the file replaced.
@@ -299,8 +345,12 @@ fn replace(path: &Path, contents: &[u8], ownership: Ownership) -> Result<(), Str
     let (temporary, mut out) = create_beside(folder, name).map_err(failed)?;
     let write = |out: &mut File| -> io::Result<()> {
         out.write_all(contents)?;
-        // SAFETY: neither call touches memory; both always succeed.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        // The new file's owner and group as made (a setgid folder gives its own group).
+        let made = out.metadata()?;
+        let (uid, gid) = {
+            use std::os::unix::fs::MetadataExt;
+            (made.uid(), made.gid())
+        };
         if (ownership.uid, ownership.gid) != (uid, gid) {
             std::os::unix::fs::fchown(&*out, Some(ownership.uid), Some(ownership.gid)).map_err(
                 |error| {
@@ -317,13 +367,22 @@ fn replace(path: &Path, contents: &[u8], ownership: Ownership) -> Result<(), Str
         }
         out.set_permissions(fs::Permissions::from_mode(ownership.mode))?;
         out.sync_all()?;
-        fs::rename(&temporary, path)?;
-        File::open(folder)?.sync_all()
+        fs::rename(&temporary, path)
     };
     write(&mut out).map_err(|error| {
         let _ = fs::remove_file(&temporary);
         failed(error)
-    })
+    })?;
+    // Done: the rename is what every reader sees. A folder whose sync fails (some network
+    // file systems refuse it) leaves the rename to the file system's own schedule.
+    if let Err(error) = File::open(folder).and_then(|folder| folder.sync_all()) {
+        eprintln!(
+            "partner-api keys: warning: {} was replaced, but its folder could not be synced: \
+             {error}",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// A new file in `folder`, `.<name>.tmp-` and random letters, opened with `O_CREAT | O_EXCL |
@@ -336,19 +395,24 @@ fn create_beside(folder: &Path, name: &std::ffi::OsStr) -> io::Result<(PathBuf, 
         temporary.push(name);
         temporary.push(format!(".tmp-{}", random_text(12)));
         let temporary = folder.join(temporary);
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&temporary)
-        {
+        match create_exclusive(&temporary) {
             Ok(file) => return Ok((temporary, file)),
             Err(error) if error.kind() == io::ErrorKind::AlreadyExists => last = Some(error),
             Err(error) => return Err(error),
         }
     }
     Err(last.unwrap_or_else(|| io::Error::other("no free name")))
+}
+
+/// A new file at `path`, mode 0600: `O_CREAT | O_EXCL | O_NOFOLLOW`, so that a file or a link
+/// already there is an error, never opened or followed.
+fn create_exclusive(path: &Path) -> io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(path)
 }
 
 fn lock_path(path: &Path) -> PathBuf {
@@ -364,13 +428,32 @@ struct Lock {
 
 impl Lock {
     fn take(path: &Path) -> io::Result<Lock> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o640)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(lock_path(path))?;
+        // Read-only when it is there (a lock needs no more, so any operator who may read it
+        // can take it), made when it is not; never through a link, never waiting on a FIFO.
+        let at = lock_path(path);
+        let open = || {
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(&at)
+        };
+        let file = match open() {
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                match create_exclusive(&at) {
+                    Ok(file) => {
+                        file.set_permissions(fs::Permissions::from_mode(0o640))?;
+                        file
+                    }
+                    // Made by another command in meanwhile.
+                    Err(error) if error.kind() == io::ErrorKind::AlreadyExists => open()?,
+                    Err(error) => return Err(error),
+                }
+            }
+            opened => opened?,
+        };
+        if !file.metadata()?.is_file() {
+            return Err(io::Error::other("not a regular file"));
+        }
         // Another operator's command holds it for the moment of a write: wait, but not for
         // ever (a command stopped while holding it releases it as it ends).
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -643,6 +726,52 @@ mod tests {
             assert_eq!(owner_group_mode(&path).2, mode);
         }
         assert_eq!(names(&folder), ["keys.json", "keys.json.lock"]);
+        fs::remove_dir_all(&folder).unwrap();
+    }
+
+    /// The new file is created exclusively: a link or a file planted at its name is an error,
+    /// never followed or truncated (the name is also drawn at random, so it cannot be planted
+    /// in advance); a FIFO planted as the lock is refused, not waited on.
+    #[test]
+    fn a_link_or_fifo_planted_where_a_command_writes_is_never_opened() {
+        let folder = folder("exclusive");
+        let target = folder.join("elsewhere");
+        fs::write(&target, "untouched\n").unwrap();
+        let planted = folder.join("planted");
+        std::os::unix::fs::symlink(&target, &planted).unwrap();
+        let error = create_exclusive(&planted).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::AlreadyExists);
+        fs::write(folder.join("file"), "kept\n").unwrap();
+        assert_eq!(
+            create_exclusive(&folder.join("file")).unwrap_err().kind(),
+            io::ErrorKind::AlreadyExists
+        );
+        assert_eq!(fs::read_to_string(&target).unwrap(), "untouched\n");
+        assert_eq!(fs::read_to_string(folder.join("file")).unwrap(), "kept\n");
+        let path = folder.join("keys.json");
+        let fifo = std::ffi::CString::new(lock_path(&path).to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path this test owns.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let error = issue_one(&path, None).unwrap_err();
+        assert!(
+            error.starts_with("cannot lock") && error.ends_with("not a regular file"),
+            "{error}"
+        );
+        fs::remove_dir_all(&folder).unwrap();
+    }
+
+    /// A folder others may write lets them replace the key file: refused.
+    #[test]
+    fn a_key_file_in_a_folder_others_may_write_is_refused() {
+        let folder = folder("open-folder");
+        fs::set_permissions(&folder, fs::Permissions::from_mode(0o777)).unwrap();
+        let error = issue_one(&folder.join("keys.json"), None).unwrap_err();
+        assert!(
+            error.contains("others than its owner may replace the key file"),
+            "{error}"
+        );
+        fs::set_permissions(&folder, fs::Permissions::from_mode(0o1777)).unwrap();
+        issue_one(&folder.join("keys.json"), None).unwrap();
         fs::remove_dir_all(&folder).unwrap();
     }
 

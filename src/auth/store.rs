@@ -85,7 +85,12 @@ impl KeyFile {
     pub fn read(path: &Path) -> Result<KeyFile, String> {
         let text = read_regular(path)
             .map_err(|error| format!("cannot read the key file {}: {error}", path.display()))?;
-        let file: KeyFile = serde_json::from_str(&text).map_err(|error| {
+        KeyFile::parse(&text, path)
+    }
+
+    /// The key file `text`, read from `path` (which the errors name).
+    pub fn parse(text: &str, path: &Path) -> Result<KeyFile, String> {
+        let file: KeyFile = serde_json::from_str(text).map_err(|error| {
             format!(
                 "the key file {} is not a key file: {} (line {}, column {})",
                 path.display(),
