@@ -15,36 +15,55 @@ pub const TEST_KEY_PREFIX: &str = "pak_test_";
 /// Letters and digits after the prefix.
 pub const KEY_BODY_LEN: usize = 38;
 
-/// `text` with every key in it masked; borrowed, and scanned once, when it holds none.
+/// `text` with every key in it masked; borrowed, and scanned once, when it holds none. Every
+/// `pak_` is looked at, those inside another key's characters too, so that keys run together
+/// (`pak_` and 35 letters, then a whole key) are masked whole, never one key's tail left out.
 pub fn keys_masked(text: &str) -> Cow<'_, str> {
     // Text shorter than a key holds none: most paths, at no cost (a search for the prefix costs
     // a ping about 240 instructions, callgrind; BENCHMARKS.md).
     if text.len() < KEY_PREFIX.len() + KEY_BODY_LEN || !text.contains(KEY_PREFIX) {
         return Cow::Borrowed(text);
     }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(KEY_PREFIX) {
-        let prefix = if rest[at..].starts_with(TEST_KEY_PREFIX) {
+    // Each key found: where it starts, its prefix's length, where it ends.
+    let mut keys: Vec<(usize, usize, usize)> = Vec::new();
+    let mut from = 0;
+    while let Some(found) = text[from..].find(KEY_PREFIX) {
+        let at = from + found;
+        let prefix = if text[at..].starts_with(TEST_KEY_PREFIX) {
             TEST_KEY_PREFIX
         } else {
             KEY_PREFIX
         };
-        let after = &rest[at + prefix.len()..];
-        let body = after
-            .bytes()
+        let body = text.as_bytes()[at + prefix.len()..]
+            .iter()
             .take(KEY_BODY_LEN)
-            .take_while(u8::is_ascii_alphanumeric)
+            .take_while(|byte| byte.is_ascii_alphanumeric())
             .count();
-        out.push_str(&rest[..at + prefix.len()]);
         if body == KEY_BODY_LEN {
-            out.push_str("[redacted]");
-            rest = &after[body..];
-        } else {
-            rest = after;
+            keys.push((at, prefix.len(), at + prefix.len() + KEY_BODY_LEN));
         }
+        from = at + 1;
     }
-    out.push_str(rest);
+    if keys.is_empty() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut written = 0;
+    let mut keys = keys.into_iter().peekable();
+    while let Some((start, prefix, mut end)) = keys.next() {
+        // Keys that overlap this one are masked with it.
+        while let Some(&(next, _, next_end)) = keys.peek() {
+            if next >= end {
+                break;
+            }
+            end = end.max(next_end);
+            keys.next();
+        }
+        out.push_str(&text[written..start + prefix]);
+        out.push_str("[redacted]");
+        written = end;
+    }
+    out.push_str(&text[written..]);
     Cow::Owned(out)
 }
 
@@ -78,5 +97,10 @@ mod tests {
             "/v1/pak_test_[redacted]/pak_[redacted]"
         );
         assert_eq!(keys_masked("pak_test_short"), "pak_test_short");
+        // A key whose first characters end another key's 38: both masked, nothing left out.
+        let run_on = format!("/v1/pak_{}{key}/x", "a".repeat(35));
+        assert_eq!(keys_masked(&run_on), "/v1/pak_[redacted]/x");
+        let run_on = format!("/v1/pak_test_{}{test_key}", "a".repeat(35));
+        assert_eq!(keys_masked(&run_on), "/v1/pak_test_[redacted]");
     }
 }

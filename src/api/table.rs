@@ -10,7 +10,8 @@
 //! that does not exist, so ids are not even confirmed. A request without a key creates
 //! nothing: a write on a partner's table needs the partner (`ApiError::internal` otherwise,
 //! where a shared row would have been visible to every partner). Things seeded with no
-//! partner are shared: every request sees them (a catalogue, read without a key). Each read and change also names the things it touched in
+//! partner are shared: every request sees them (a catalogue, read without a key), and none
+//! changes them. Each read and change also names the things it touched in
 //! the request's audit record, so an endpoint on member data needs no code for its trail.
 //! Every read and change holds the lock only for the copy or the change itself, never across an
 //! `.await`, and a panic while it was held does not make it unusable.
@@ -68,11 +69,18 @@ impl Owner {
 }
 
 impl<T> Row<T> {
+    /// Whether a request of `owner` may read it: its own, or a shared one.
     fn visible_to(&self, owner: Option<&Owner>) -> bool {
         match &self.owner {
             None => true,
             Some(row) => owner == Some(row),
         }
+    }
+
+    /// Whether a request of `owner` may change it: its own only (a shared thing is read-only
+    /// through the API, so no key, a test one least of all, changes what every partner sees).
+    fn changeable_by(&self, owner: Option<&Owner>) -> bool {
+        self.owner.is_some() && self.owner.as_ref() == owner
     }
 }
 
@@ -148,7 +156,15 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
             ApiError::internal("a write on a partner's table from a request without a key")
         })?;
         context.audit_members([self.member_of(&id, &thing)]);
-        self.write().insert(
+        let mut rows = self.write();
+        // A new id is drawn at random; one taken already is never overwritten, least of all
+        // another partner's or mode's thing.
+        if rows.contains_key(id.borrow()) {
+            return Err(ApiError::internal(format!(
+                "a create drew the id {id}, which is taken"
+            )));
+        }
+        rows.insert(
             id,
             Row {
                 owner: Some(owner),
@@ -200,8 +216,8 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
     }
 
     /// Changes the thing with `id` by `change`, which may refuse (a state that does not allow
-    /// it: `state_conflict`) and then leaves it as it was; the 404 when the request may not see
-    /// it. `change`'s answer is the request's (the changed thing, usually).
+    /// it: `state_conflict`) and then leaves it as it was; the 404 when it is not the request's
+    /// own (another partner's or mode's, or a shared thing, read-only through the API). `change`'s answer is the request's (the changed thing, usually).
     pub fn update<C: ?Sized, R>(
         &self,
         context: &RequestContext<C>,
@@ -210,7 +226,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
     ) -> Result<R, ApiError> {
         let mut rows = self.write();
         let row = match rows.get_mut(id.borrow()) {
-            Some(row) if row.visible_to(Owner::of(context).as_ref()) => row,
+            Some(row) if row.changeable_by(Owner::of(context).as_ref()) => row,
             _ => return Err(context.no_such(self.kind, id.borrow())),
         };
         context.audit_members([self.member_of(id, &row.thing)]);

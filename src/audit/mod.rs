@@ -105,7 +105,9 @@ pub struct AuditRecord<'a> {
     /// The path as the service read it (percent-encoded where it must be); one longer than
     /// [`PATH_BYTES`] is cut, and ends with the SHA-256 of the whole path and its length.
     pub path: &'a str,
-    /// The members whose data the request read or changed.
+    /// The members whose data the handler read or changed; when it touched none (the request
+    /// was refused before it ran, or found nothing), the ids the path carries: what was asked
+    /// for, not what was served (read `status` with it).
     pub members: Vec<String>,
     /// The status answered; `null` when no answer was: the client went away, or the process
     /// stopped, before it was decided (what the handler did is in `members` all the same).

@@ -385,11 +385,14 @@ fn state_required_scope(operation: &mut Operation) {
 /// The partner key, as the document's security scheme: a bearer token.
 fn partner_key_scheme() -> SecurityScheme {
     let mut http = Http::new(HttpAuthScheme::Bearer);
-    http.bearer_format = Some("pak_ and 38 letters and digits".to_owned());
+    http.bearer_format =
+        Some("pak_ (pak_test_ for a test key) and 38 letters and digits".to_owned());
     http.description = Some(
-        "A partner key, issued after partner terms and a data processing agreement are signed, \
-         sent as `Authorization: Bearer <key>`. Each operation that needs one names the scope \
-         it needs; the guide's \"Keys\" says how keys are issued, rotated and revoked."
+        "A partner key, sent as `Authorization: Bearer <key>`: a live key, issued after partner \
+         terms and a data processing agreement are signed, or a test key (`pak_test_...`), \
+         which reaches only test data and may be issued before. Each operation that needs one \
+         names the scope it needs; the guide's \"Keys\" says how keys are issued, rotated and \
+         revoked."
             .to_owned(),
     );
     SecurityScheme::Http(http)

@@ -220,11 +220,27 @@ async fn a_test_key_reaches_only_test_data() {
     );
     let seen_live = app.send(app.keyed("GET", &path)).await;
     assert_eq!(seen_live.status, 404, "a live key never sees a test row");
+    // Neither changes the other mode's things.
+    for (key, path) in [
+        (test_key.as_str(), "/v1/things/th_0001"),
+        (app.keys.writer.as_str(), path.as_str()),
+    ] {
+        for (method, action) in [("PATCH", ""), ("POST", "/archive")] {
+            let response = app
+                .send(
+                    with(key, method, &format!("{path}{action}"))
+                        .header("content-type", "application/json")
+                        .body("{}"),
+                )
+                .await;
+            assert_eq!(response.status, 404, "{method} {path}{action}");
+        }
+    }
     // The same Idempotency-Key from a live key is another key: a create of its own.
     let live_created = app.send(create(&app.keys.writer)).await;
     assert_eq!(live_created.status, 201);
     assert_ne!(live_created.json()["id"], created.json()["id"]);
-    let records = app.audit_records(7).await;
+    let records = app.audit_records(11).await;
     let modes: Vec<(String, Value)> = records
         .iter()
         .map(|record| {
@@ -243,6 +259,10 @@ async fn a_test_key_reaches_only_test_data() {
             ("retrieve_thing".to_owned(), json!(false)),
             ("retrieve_thing".to_owned(), json!(false)),
             ("retrieve_thing".to_owned(), json!(true)),
+            ("update_thing".to_owned(), json!(false)),
+            ("archive_thing".to_owned(), json!(false)),
+            ("update_thing".to_owned(), json!(true)),
+            ("archive_thing".to_owned(), json!(true)),
             ("create_thing".to_owned(), json!(true)),
         ]
     );
