@@ -1,12 +1,12 @@
-//! `Idempotency-Key` on a POST: the same key and the same request within 24 hours gets the
-//! first answer again and changes nothing more; the same key with another request (another
-//! operation, path or body) is refused with `idempotency_key_reused` (422); the same key while
-//! the first request is still being answered, with `idempotency_key_in_use` (409). Keys are
-//! kept per partner and mode (a partner's test keys' apart from its live keys'; per client
-//! address, an IPv6 /64 as one, for an operation without a key), so partners cannot meet each
-//! other's, nor a test key a live one's; the bounds below count each apart. Only a success is kept: after an error the same key
-//! may be sent again, as the request did nothing. A request abandoned mid-way (its client
-//! gone) frees its key.
+//! `Idempotency-Key` on a POST: the same key and the same request within 24 hours gets the first
+//! answer again and changes nothing more; the same key with another request (another operation,
+//! path or body) is refused with `idempotency_key_reused` (422); the same key while the first
+//! request is still being answered, with `idempotency_key_in_use` (409). Keys are kept per partner
+//! and mode (a partner's test keys' apart from its live keys'; per client address, an IPv6 /64 as
+//! one, for an operation without a key), so partners cannot meet each other's, nor a test key a
+//! live one's; the bounds below count each apart. Only a success is kept: after an error the same
+//! key may be sent again, as the request did nothing. A request abandoned mid-way (its client gone)
+//! frees its key.
 //!
 //! [`Replays`] keeps them in this process (each `api::table::Table` has its own), within
 //! bounds counted across the whole process: 4 MiB and 10,000 keys per partner (or client), so

@@ -11,7 +11,7 @@
 //! nothing: a write on a partner's table needs the partner (`ApiError::internal` otherwise,
 //! where a shared row would have been visible to every partner). Things seeded with no
 //! partner are shared: every request sees them (a catalogue, read without a key), and none
-//! changes them. Each read and change also names the things it touched in
+//! changes them. Each read and change also names the members whose data it touched in
 //! the request's audit record, so an endpoint on member data needs no code for its trail.
 //! Every read and change holds the lock only for the copy or the change itself, never across an
 //! `.await`, and a panic while it was held does not make it unusable.
@@ -59,28 +59,42 @@ struct Owner {
 }
 
 impl Owner {
-    /// The owner of what the request writes and may read: its key's partner and mode.
+    /// The owner of what the request writes: its key's partner and mode.
     fn of<C: ?Sized>(context: &RequestContext<C>) -> Option<Owner> {
-        context.partner().map(|partner| Owner {
+        asker(context).map(|(partner, test)| Owner {
             partner: Box::from(partner),
-            test: context.is_test(),
+            test,
         })
+    }
+
+    fn is(&self, (partner, test): (&str, bool)) -> bool {
+        *self.partner == *partner && self.test == test
     }
 }
 
+/// Who a request reads and changes as: its key's partner and mode, borrowed.
+fn asker<C: ?Sized>(context: &RequestContext<C>) -> Option<(&str, bool)> {
+    context
+        .partner()
+        .map(|partner| (partner, context.is_test()))
+}
+
 impl<T> Row<T> {
-    /// Whether a request of `owner` may read it: its own, or a shared one.
-    fn visible_to(&self, owner: Option<&Owner>) -> bool {
+    /// Whether a request asking as `asker` may read it: its own, or a shared one.
+    fn visible_to(&self, asker: Option<(&str, bool)>) -> bool {
         match &self.owner {
             None => true,
-            Some(row) => owner == Some(row),
+            Some(owner) => asker.is_some_and(|asker| owner.is(asker)),
         }
     }
 
-    /// Whether a request of `owner` may change it: its own only (a shared thing is read-only
-    /// through the API, so no key, a test one least of all, changes what every partner sees).
-    fn changeable_by(&self, owner: Option<&Owner>) -> bool {
-        self.owner.is_some() && self.owner.as_ref() == owner
+    /// Whether a request asking as `asker` may change it: its own only (a shared thing is
+    /// read-only through the API, so no key, a test one least of all, changes what every
+    /// partner sees).
+    fn changeable_by(&self, asker: Option<(&str, bool)>) -> bool {
+        self.owner
+            .as_ref()
+            .is_some_and(|owner| asker.is_some_and(|asker| owner.is(asker)))
     }
 }
 
@@ -104,19 +118,11 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
         }
     }
 
-    /// The member `thing`, of id `id` as a text, is data of.
-    fn member_of_row<'a>(&self, id: &'a str, thing: &'a T) -> &'a str {
+    /// The member `thing`, of id `id`, is data of.
+    fn member_of<'a>(&self, id: &'a str, thing: &'a T) -> &'a str {
         match self.member {
             Some(member) => member(thing),
             None => id,
-        }
-    }
-
-    /// The member `thing`, of id `id`, is data of.
-    fn member_of<'a>(&self, id: &'a K, thing: &'a T) -> &'a str {
-        match self.member {
-            Some(member) => member(thing),
-            None => id.borrow(),
         }
     }
 
@@ -155,7 +161,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
         let owner = Owner::of(context).ok_or_else(|| {
             ApiError::internal("a write on a partner's table from a request without a key")
         })?;
-        context.audit_members([self.member_of(&id, &thing)]);
+        context.audit_members([self.member_of(id.borrow(), &thing)]);
         let mut rows = self.write();
         // A new id is drawn at random; one taken already is never overwritten, least of all
         // another partner's or mode's thing.
@@ -198,7 +204,7 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
         let answer = self.replays.once(context, key, body, create).await?;
         // A replay's record names the thing's member too, as the create's did.
         if let Some(row) = self.read().get(answer.id()) {
-            context.audit_members([self.member_of_row(answer.id(), &row.thing)]);
+            context.audit_members([self.member_of(answer.id(), &row.thing)]);
         }
         Ok(answer)
     }
@@ -207,8 +213,8 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
     pub fn get<C: ?Sized>(&self, context: &RequestContext<C>, id: &K) -> Result<T, ApiError> {
         let rows = self.read();
         match rows.get(id.borrow()) {
-            Some(row) if row.visible_to(Owner::of(context).as_ref()) => {
-                context.audit_members([self.member_of(id, &row.thing)]);
+            Some(row) if row.visible_to(asker(context)) => {
+                context.audit_members([self.member_of(id.borrow(), &row.thing)]);
                 Ok(row.thing.clone())
             }
             _ => Err(context.no_such(self.kind, id.borrow())),
@@ -217,7 +223,8 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
 
     /// Changes the thing with `id` by `change`, which may refuse (a state that does not allow
     /// it: `state_conflict`) and then leaves it as it was; the 404 when it is not the request's
-    /// own (another partner's or mode's, or a shared thing, read-only through the API). `change`'s answer is the request's (the changed thing, usually).
+    /// own (another partner's or mode's, or a shared thing, read-only through the API).
+    /// `change`'s answer is the request's (the changed thing, usually).
     pub fn update<C: ?Sized, R>(
         &self,
         context: &RequestContext<C>,
@@ -226,10 +233,10 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
     ) -> Result<R, ApiError> {
         let mut rows = self.write();
         let row = match rows.get_mut(id.borrow()) {
-            Some(row) if row.changeable_by(Owner::of(context).as_ref()) => row,
+            Some(row) if row.changeable_by(asker(context)) => row,
             _ => return Err(context.no_such(self.kind, id.borrow())),
         };
-        context.audit_members([self.member_of(id, &row.thing)]);
+        context.audit_members([self.member_of(id.borrow(), &row.thing)]);
         let mut changed = row.thing.clone();
         let answer = change(&mut changed)?;
         row.thing = changed;
@@ -248,14 +255,12 @@ impl<K: Ord + Borrow<str> + Display, T: Clone> Table<K, T> {
             Some(cursor) => Bound::Excluded(cursor.as_str()),
             None => Bound::Unbounded,
         };
-        let owner = Owner::of(context);
+        let asker = asker(context);
         let visible = rows
             .range::<str, _>((after, Bound::Unbounded))
-            .filter(|(_, row)| row.visible_to(owner.as_ref()))
-            .map(|(id, row)| (id, &row.thing));
-        let page = List::page(visible, query.limit, |(id, _)| {
-            Cursor::new(<K as Borrow<str>>::borrow(id))
-        })?;
+            .filter(|(_, row)| row.visible_to(asker))
+            .map(|(id, row)| (id.borrow(), &row.thing));
+        let page = List::page(visible, query.limit, |(id, _)| Cursor::new(id))?;
         context.audit_members(
             page.data()
                 .iter()

@@ -124,7 +124,11 @@ mod tests {
     use super::*;
 
     fn store_with(record: impl FnOnce(&mut KeyRecord)) -> (KeyStore, String) {
-        let issued = key::IssuedKey::generate();
+        store_of(key::IssuedKey::generate(), record)
+    }
+
+    /// A store holding `issued`'s record, as `record` changes it.
+    fn store_of(issued: key::IssuedKey, record: impl FnOnce(&mut KeyRecord)) -> (KeyStore, String) {
         let mut stored = KeyRecord {
             id: "ky_1".to_owned(),
             partner: "pt_acme".to_owned(),
@@ -213,20 +217,9 @@ mod tests {
             Some(ErrorCode::KeyUnknown),
             "a live key recorded as a test key"
         );
-        let issued = key::IssuedKey::generate_for(true);
-        let record = KeyRecord {
-            id: "ky_2".to_owned(),
-            partner: "pt_acme".to_owned(),
-            scopes: vec!["things:read".to_owned()],
-            digest: issued.digest().to_string(),
-            created: "2026-11-01T00:00:00Z".to_owned(),
-            expires: None,
-            revoked: None,
-            test: false,
-        };
-        let store = KeyStore::from_records(&KeyFile { keys: vec![record] }).unwrap();
+        let (store, key) = store_of(key::IssuedKey::generate_for(true), |_| {});
         assert_eq!(
-            code(&caller(&store, &[&format!("Bearer {}", issued.expose())])),
+            code(&caller(&store, &[&format!("Bearer {key}")])),
             Some(ErrorCode::KeyUnknown),
             "a test key recorded as a live one"
         );

@@ -100,15 +100,6 @@ impl Guarded {
     fn of(operation: &Operation) -> Option<Guarded> {
         let described = serde_json::to_value(operation).expect("an operation serializes");
         let id = operation.operation_id.as_deref().unwrap_or_default();
-        let keyed = described["security"].as_array().is_some_and(|security| {
-            security.iter().any(|requirement| {
-                requirement
-                    .as_object()
-                    .is_some_and(|schemes| !schemes.is_empty())
-            })
-        });
-        let member_data =
-            is_member_data(&described, keyed).unwrap_or_else(|error| panic!("{id}: {error}"));
         let mut scope = None;
         for requirement in described["security"].as_array().into_iter().flatten() {
             let requirement = requirement.as_object().expect("a requirement is an object");
@@ -125,6 +116,8 @@ impl Guarded {
                 }
             }
         }
+        let member_data = is_member_data(&described, scope.is_some())
+            .unwrap_or_else(|error| panic!("{id}: {error}"));
         // Member data without a key would be open to anyone: the lint refuses it in the
         // document, and the edge refuses to start with it.
         assert!(

@@ -429,12 +429,7 @@ fn operation_codes(operation: &Operation, names_a_resource: bool) -> Vec<ErrorCo
     }) {
         codes.extend(components::IDEMPOTENCY_CODES);
     }
-    let needs_key = operation.security.iter().flatten().any(|requirement| {
-        serde_json::to_value(requirement)
-            .ok()
-            .is_some_and(|value| value.get(SECURITY_SCHEME).is_some())
-    });
-    if needs_key {
+    if needs_key(operation) {
         codes.extend(components::KEY_CODES);
     }
     let id = operation.operation_id.clone().unwrap_or_default();
@@ -498,11 +493,7 @@ fn document_conventions(
 /// reason (`edge::routes::is_member_data`): the document says so where the annotation left it
 /// out, so that the reference marks what the edge audits.
 fn mark_member_data(operation: &mut Operation) {
-    let needs_key = operation.security.iter().flatten().any(|requirement| {
-        serde_json::to_value(requirement)
-            .ok()
-            .is_some_and(|value| value.get(SECURITY_SCHEME).is_some())
-    });
+    let needs_key = needs_key(operation);
     let marked = operation
         .extensions
         .as_ref()
@@ -513,6 +504,15 @@ fn mark_member_data(operation: &mut Operation) {
             .get_or_insert_with(Default::default)
             .insert("x-member-data".to_owned(), serde_json::Value::Bool(true));
     }
+}
+
+/// Whether `operation` needs the partner key.
+fn needs_key(operation: &Operation) -> bool {
+    operation.security.iter().flatten().any(|requirement| {
+        serde_json::to_value(requirement)
+            .ok()
+            .is_some_and(|value| value.get(SECURITY_SCHEME).is_some())
+    })
 }
 
 /// utoipa writes `#[utoipa::path(security(()))]`, an endpoint that needs no key, as one empty
