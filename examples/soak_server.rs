@@ -37,7 +37,7 @@ fn main() -> std::io::Result<()> {
     let cli = Cli::parse_or_exit();
     logging::init(cli.server.log_format, cli.server.log_when_stalled);
     let served = actix_web::rt::System::new().block_on(async {
-        let extension = Extension::none().with_framework_routes(test_routes);
+        let extension = |_: &_| Ok(Extension::none().with_framework_routes(test_routes));
         let application =
             Application::build_with(&cli.server, extension).map_err(std::io::Error::other)?;
         log::info!(

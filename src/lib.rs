@@ -14,6 +14,8 @@ pub mod errors;
 pub mod auth;
 // The audit trail of requests for member data, on a sink of its own.
 pub mod audit;
+// Where member data is kept: this process, or PostgreSQL; its schema and migrations.
+pub mod database;
 // The HTTP edge: TLS, who the client is, an endpoint's input and context, mounting, routes.
 #[macro_use]
 pub mod edge;

@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use partner_api::auth::commands;
+use partner_api::database::{DatabaseSettings, commands as database};
 use partner_api::openapi;
-use partner_api::server::config::{Cli, Command, EXIT_BAD_CONFIG, KeysCommand};
+use partner_api::server::config::{AuditCommand, Cli, Command, EXIT_BAD_CONFIG, KeysCommand};
 use partner_api::server::healthcheck;
 use partner_api::server::run;
 use partner_api::server::startup::Extension;
@@ -29,6 +30,12 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Some(Command::Keys(command)) => keys(command),
+        Some(Command::Migrate { service_role }) => migrate(&cli, service_role.as_deref()),
+        Some(Command::Audit(AuditCommand::Export {
+            since,
+            until,
+            partner,
+        })) => export(&cli, (*since, *until), partner.as_deref()),
         None => serve(&cli),
     }
 }
@@ -71,6 +78,62 @@ fn keys(command: &KeysCommand) -> ExitCode {
     }
 }
 
+/// The database the settings name, or exit 2 saying that one is needed.
+fn database(cli: &Cli, command: &str) -> Result<DatabaseSettings, ExitCode> {
+    cli.server.database().ok_or_else(|| {
+        eprintln!(
+            "partner-api {command}: no database: set --database-url (PARTNER_API_DATABASE_URL)"
+        );
+        ExitCode::from(EXIT_BAD_CONFIG)
+    })
+}
+
+/// `partner-api migrate`: exit 0 with the versions applied, or 1 with one line saying why.
+fn migrate(cli: &Cli, service_role: Option<&str>) -> ExitCode {
+    let settings = match database(cli, "migrate") {
+        Ok(settings) => settings,
+        Err(code) => return code,
+    };
+    match database::migrate(&settings, service_role) {
+        Ok(applied) if applied.is_empty() => {
+            eprintln!("partner-api migrate: the schema is current; nothing applied");
+            ExitCode::SUCCESS
+        }
+        Ok(applied) => {
+            eprintln!("partner-api migrate: applied {applied:?}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("partner-api migrate: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `partner-api audit export`: the records on standard output, how many on standard error.
+fn export(
+    cli: &Cli,
+    (since, until): (jiff::Timestamp, Option<jiff::Timestamp>),
+    partner: Option<&str>,
+) -> ExitCode {
+    let settings = match database(cli, "audit export") {
+        Ok(settings) => settings,
+        Err(code) => return code,
+    };
+    let until = until.unwrap_or_else(jiff::Timestamp::now);
+    let mut out = std::io::BufWriter::new(std::io::stdout());
+    match database::export(&settings, (since, until), partner, &mut out) {
+        Ok(count) => {
+            eprintln!("partner-api audit export: {count} records from {since} to {until}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("partner-api audit export: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn serve(cli: &Cli) -> ExitCode {
-    run::serve(&cli.server, Extension::none())
+    run::serve(&cli.server, |_| Ok(Extension::none()))
 }

@@ -2,7 +2,7 @@
 //! served as a process, exactly as production serves the API: the same flags and environment
 //! variables, logging, TLS, partner keys, audit trail, probes, metrics and systemd
 //! notifications; the API's own endpoints beside it. The store holds [`things::THINGS`] things
-//! of `pt_test` at start. For what needs a keyed operation on member data as a running
+//! of `pt_test` at start (in a database, those already there are kept). For what needs a keyed operation on member data as a running
 //! service: `scripts/check-unit-systemd` (a key revoked under the shipped unit, the audit trail
 //! under journald's limits), drills, benchmarks and reviews. Not a product binary: it serves
 //! endpoints no partner has agreed.
@@ -24,6 +24,8 @@ fn main() -> ExitCode {
     partner_api::server::startup::ignore_hangups_until_listened();
     partner_api::edge::tls::install_provider();
     let cli = Cli::parse_or_exit();
-    let store = things::ThingStore::with_count(things::THINGS);
-    run::serve(&cli.server, Extension::new(store, things::ENDPOINTS))
+    run::serve(&cli.server, |database| {
+        let store = things::ThingStore::with_count(database, things::THINGS)?;
+        Ok(Extension::new(store, things::ENDPOINTS))
+    })
 }

@@ -20,6 +20,7 @@ use partner_api::api::date::Date;
 use partner_api::api::list::{List, ListQuery};
 use partner_api::api::table::Table;
 use partner_api::api::write::{Created, Patch, not_null};
+use partner_api::database::Database;
 use partner_api::edge::context::RequestContext;
 use partner_api::edge::deprecation::Deprecation;
 use partner_api::edge::extract::{Body, NoBody, NoQuery, Path, Query};
@@ -35,7 +36,7 @@ pub const THINGS: u16 = 25;
 id_kind!(ThingId, "th", "thing");
 
 /// A thing.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, ToSchema)]
 pub struct Thing {
     /// Kind of object: always `thing`.
     pub object: ThingObject,
@@ -50,14 +51,14 @@ pub struct Thing {
 }
 
 /// The `object` value of a thing.
-#[derive(Clone, Debug, Serialize, ToSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ThingObject {
     Thing,
 }
 
 /// Whether a thing may still change.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ThingStatus {
     Active,
@@ -75,9 +76,10 @@ pub struct ThingStore {
 pub const TEST_PARTNER: &str = "pt_test";
 
 impl ThingStore {
-    /// `count` things of `pt_test`, `th_0001` onwards.
-    pub fn with_count(count: u16) -> Self {
-        let things = Table::new("thing");
+    /// `count` things of `pt_test`, `th_0001` onwards, kept where `database` says (in a
+    /// database, those there already are kept as they are).
+    pub fn with_count(database: &Database, count: u16) -> Result<Self, String> {
+        let things = Table::new("thing", database);
         things.seed(
             Some(TEST_PARTNER),
             (1..=count).map(|n| {
@@ -91,8 +93,8 @@ impl ThingStore {
                 };
                 (id, thing)
             }),
-        );
-        ThingStore { things }
+        )?;
+        Ok(ThingStore { things })
     }
 }
 
@@ -151,7 +153,7 @@ pub async fn list_things(
     Query(query): Query<ListQuery>,
     _body: Body<NoBody>,
 ) -> Result<Json<ThingList>, ApiError> {
-    let page = context.app().things.page(&context, &query)?;
+    let page = context.app().things.page(&context, &query).await?;
     log::info!(
         "listed {} things on {}",
         page.data().len(),
@@ -178,7 +180,7 @@ pub async fn retrieve_thing(
     _query: Query<NoQuery>,
     _body: Body<NoBody>,
 ) -> Result<Json<Thing>, ApiError> {
-    let found = context.app().things.get(&context, &path.thing);
+    let found = context.app().things.get(&context, &path.thing).await;
     if found.is_err() {
         log::info!(
             "no thing {} for {} {}",
@@ -254,7 +256,7 @@ pub async fn update_thing(
         change.starts_on.apply_to(&mut thing.starts_on);
         Ok(thing.clone())
     });
-    changed.map(Json)
+    changed.await.map(Json)
 }
 
 /// Archive a thing
@@ -281,7 +283,7 @@ pub async fn archive_thing(
         thing.status = ThingStatus::Archived;
         Ok(thing.clone())
     });
-    archived.map(Json)
+    archived.await.map(Json)
 }
 
 /// 409 `state_conflict` for an archived thing.

@@ -13,9 +13,10 @@
 //! that one pushes out its own oldest first, and 32 MiB and 100,000 keys in all, past which the
 //! oldest kept anywhere in the store go first. A key still being answered is never pushed out.
 //! A request is kept as the SHA-256 of its method, path and body (its JSON with every object's
-//! keys in order, so a body read into a map of any order is the same body). A resource moved
-//! to a database keeps its keys there, in the transaction that creates the thing, so that
-//! replicas agree.
+//! keys in order, so a body read into a map of any order is the same body). A table in the
+//! database keeps its keys there instead, by the same rules ([`whose`], [`fingerprint`],
+//! [`KEPT_FOR`]), in the transaction that creates the thing, so that replicas agree
+//! (`api::table`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -166,7 +167,7 @@ impl Replays {
 /// Whose keys a request's are: its partner's in its key's mode (a test key's apart from the
 /// live ones), or, without a key, its client's (an IPv6 /64 as one, as the rate limit counts
 /// it).
-fn whose<C: ?Sized>(context: &RequestContext<C>) -> String {
+pub(crate) fn whose<C: ?Sized>(context: &RequestContext<C>) -> String {
     match (
         context.partner(),
         context.client().map(|ip| ip.to_canonical()),
@@ -184,7 +185,7 @@ fn whose<C: ?Sized>(context: &RequestContext<C>) -> String {
 
 /// The SHA-256 of the request: method, path, and the body's JSON with every object's keys in
 /// order.
-fn fingerprint<C: ?Sized, B: Serialize>(
+pub(crate) fn fingerprint<C: ?Sized, B: Serialize>(
     context: &RequestContext<C>,
     body: &B,
 ) -> Result<[u8; 32], ApiError> {

@@ -20,6 +20,7 @@ pub mod table;
 pub mod text;
 pub mod write;
 
+use crate::database::Database;
 use crate::edge::deprecation::Deprecation;
 use crate::edge::mount::{Endpoints, Mount};
 
@@ -38,16 +39,18 @@ pub const ENDPOINTS: Endpoints<ApiContext> = Endpoints {
 #[non_exhaustive]
 pub struct ApiContext {}
 
-/// The one context there is: the same as [`ApiContext::new`].
+/// The one context there is, its stores in this process: [`ApiContext::new`] without a
+/// database.
 impl Default for ApiContext {
     fn default() -> Self {
-        ApiContext::new()
+        ApiContext::new(&Database::Memory)
     }
 }
 
 impl ApiContext {
-    /// Builds what the endpoints share: called once, by `Application::build`.
-    pub fn new() -> ApiContext {
+    /// Builds what the endpoints share, its tables kept where `database` says
+    /// (`Table::new("plan", database)`): called once, by `Application::build`.
+    pub fn new(_database: &Database) -> ApiContext {
         ApiContext {}
     }
 }

@@ -42,6 +42,22 @@ impl Created {
         })
     }
 
+    /// A kept answer again: its `location` and `body` as [`Created::location`] and
+    /// [`Created::body`] gave them.
+    pub fn from_parts(location: &str, body: Vec<u8>) -> Result<Created, ApiError> {
+        let location = HeaderValue::from_str(location)
+            .map_err(|_| ApiError::internal("a kept Location that is no header value"))?;
+        Ok(Created {
+            location,
+            body: Bytes::from(body),
+        })
+    }
+
+    /// The new thing's path, as in `Location`.
+    pub fn location(&self) -> &str {
+        self.location.to_str().unwrap_or_default()
+    }
+
     /// The JSON body, as sent.
     pub fn body(&self) -> &[u8] {
         &self.body

@@ -31,6 +31,8 @@ pub struct Members(Option<Arc<Mutex<Named>>>);
 
 #[derive(Debug, Default)]
 struct Named {
+    /// The audited operation's `operationId`.
+    operation: Arc<str>,
     touched: Vec<String>,
     asked: Vec<String>,
 }
@@ -39,6 +41,29 @@ impl Members {
     /// The list of a request that is audited.
     pub fn audited() -> Members {
         Members(Some(Arc::default()))
+    }
+
+    /// The list of a request for `operation` (its `operationId`), which is audited.
+    pub fn audited_as(operation: Arc<str>) -> Members {
+        Members(Some(Arc::new(Mutex::new(Named {
+            operation,
+            ..Named::default()
+        }))))
+    }
+
+    /// The operation and the members its record would name now (those the handler touched,
+    /// else those its path asked for), left for the record the request ends with; `None`
+    /// when the request is not audited.
+    pub fn so_far(&self) -> Option<(Arc<str>, Vec<String>)> {
+        self.0.as_ref().map(|named| {
+            let named = named.lock().unwrap_or_else(|poison| poison.into_inner());
+            let members = if named.touched.is_empty() {
+                named.asked.clone()
+            } else {
+                named.touched.clone()
+            };
+            (Arc::clone(&named.operation), members)
+        })
     }
 
     /// Adds `ids`, when the request is audited.
@@ -116,6 +141,13 @@ pub struct AuditRecord<'a> {
     pub code: Option<&'a str>,
     /// The client's address, as the service decided it.
     pub client: Option<String>,
+}
+
+/// Now, as a record's `time` says it: RFC 3339 in UTC with milliseconds.
+pub fn now() -> String {
+    let now = jiff::Timestamp::now();
+    now.round(jiff::Unit::Millisecond)
+        .map_or_else(|_| now.to_string(), |at| format!("{at:.3}"))
 }
 
 /// Bytes of a path kept whole in a record. Longer ones keep their first [`PATH_HEAD_BYTES`]
@@ -197,12 +229,8 @@ impl PendingRecord {
         if std::mem::replace(&mut self.written, true) {
             return;
         }
-        let now = jiff::Timestamp::now();
-        let time = now
-            .round(jiff::Unit::Millisecond)
-            .map_or_else(|_| now.to_string(), |at| format!("{at:.3}"));
         let record = AuditRecord {
-            time,
+            time: now(),
             request_id: self.request_id.as_str(),
             key_id: self.key.as_ref().map(|(id, _, _)| &**id),
             partner: self.key.as_ref().map(|(_, partner, _)| &**partner),

@@ -468,7 +468,7 @@ impl WorkerConventions {
                 record: None,
             };
         };
-        let members = Members::audited();
+        let members = Members::audited_as(Arc::clone(&guarded.operation_id));
         // The ids its path carries, whatever becomes of it: a request refused before its
         // handler (its key, its quota, its input) names what it asked for all the same.
         if let Some(route) = view.route() {

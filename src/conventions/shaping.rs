@@ -197,7 +197,7 @@ pub(super) fn api_error_from<'a>(
 ) -> Cow<'a, ApiError> {
     if let Some(api_error) = error.as_error::<ApiError>() {
         if let Some(cause) = api_error.internal_cause() {
-            log::error!("{request_id} internal error: {cause}");
+            log::error!("{request_id} {}: {cause}", api_error.code().as_str());
         }
         return Cow::Borrowed(api_error);
     }

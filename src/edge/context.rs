@@ -181,6 +181,29 @@ impl<C: ?Sized> RequestContext<C> {
         self.request.members.add(ids);
     }
 
+    /// The request's audit record as it stands, answered `status` (and `code`, for an error):
+    /// what a store writes in the transaction that reads or changes member data, so that none
+    /// is served or changed without it; `None` when the operation is not audited.
+    pub fn audit_record(&self, status: u16, code: Option<&str>) -> Option<serde_json::Value> {
+        let (operation, members) = self.request.members.so_far()?;
+        let key = self.request.key.as_deref();
+        let record = crate::audit::AuditRecord {
+            time: crate::audit::now(),
+            request_id: self.request.request_id.as_str(),
+            key_id: key.map(|key| &*key.id),
+            partner: key.map(|key| &*key.partner),
+            livemode: key.map(|key| !key.test),
+            operation: &operation,
+            method: self.method.as_str(),
+            path: &crate::audit::bounded_path(super::view::path_for_log(&self.path)),
+            members,
+            status: Some(status),
+            code,
+            client: self.request.client.map(|client| client.to_string()),
+        };
+        serde_json::to_value(record).ok()
+    }
+
     /// The 404 of a thing of `kind` whose `id` names nothing: `No such programme: 'pr_0042'
     /// (GET /v1/programmes/pr_0042).`
     pub fn no_such(&self, kind: &str, id: &str) -> ApiError {

@@ -143,6 +143,15 @@ impl ApiError {
         error
     }
 
+    /// 503 `service_unavailable` for member data that cannot be reached, changed or recorded
+    /// now: its cause goes to the log, never to the client, which is told to retry in a second.
+    pub fn unavailable(cause: impl Into<String>) -> Self {
+        let mut error = ApiError::new(ErrorCode::ServiceUnavailable);
+        error.0.internal_cause = Some(cause.into());
+        error.0.retry_after_secs = Some(1);
+        error
+    }
+
     /// The status the client gets: the catalogue's for the code, unless kept from a response.
     pub fn status(&self) -> StatusCode {
         self.0.status

@@ -80,6 +80,9 @@ pub enum ErrorCode {
     RateLimited,
     /// A fault on the service side.
     InternalError,
+    /// Member data cannot be read, changed or recorded right now (its store is unreachable,
+    /// slow, or behind the release's schema).
+    ServiceUnavailable,
     /// The operation needs a key and the request sent none.
     KeyMissing,
     /// The request's key is not a partner key (a mistyped or cut-short one included).
@@ -117,7 +120,7 @@ pub struct CodeSpec {
 
 impl ErrorCode {
     /// Every code, in the order the documentation lists them.
-    pub const ALL: [ErrorCode; 24] = [
+    pub const ALL: [ErrorCode; 25] = [
         ErrorCode::ResourceMissing,
         ErrorCode::MethodNotAllowed,
         ErrorCode::ParameterUnknown,
@@ -133,6 +136,7 @@ impl ErrorCode {
         ErrorCode::HttpVersionNotSupported,
         ErrorCode::RateLimited,
         ErrorCode::InternalError,
+        ErrorCode::ServiceUnavailable,
         ErrorCode::KeyMissing,
         ErrorCode::KeyMalformed,
         ErrorCode::KeyUnknown,
@@ -304,6 +308,21 @@ impl ErrorCode {
                        none are sent to the client.",
                 client_action: "Retry with a growing delay. If the error persists, report the \
                                 `request_id` from the body or the `Service-Request-Id` header.",
+            },
+            ErrorCode::ServiceUnavailable => &CodeSpec {
+                code: "service_unavailable",
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                error_type: ApiError,
+                default_message: "Member data cannot be reached right now. Nothing was read or \
+                                  changed; retry after the time given in the Retry-After header.",
+                when: "The store that keeps member data, or the audit trail that records every \
+                       access to it, could not be reached, answered too late, or is behind this \
+                       release's schema. Member data is never served without its record, so \
+                       the request was refused whole: nothing was read or changed. The response \
+                       carries a `Retry-After` header in whole seconds.",
+                client_action: "Wait at least the number of seconds in `Retry-After`, then \
+                                retry; a create sent with an `Idempotency-Key` is safe to send \
+                                again. If it persists, report the `request_id`.",
             },
             ErrorCode::KeyMissing => &CodeSpec {
                 code: "key_missing",

@@ -34,13 +34,16 @@ pub const CONVENTION_HEADERS: [&str; 4] = [
 const DEFAULT_ERROR: &str = "Error";
 
 /// The statuses a balancer or proxy in front of the service answers with when the service
-/// cannot: never the service itself (the catalogue has no row for them, a test below holds
-/// that). Each is declared on every operation without content, because such an answer's body
-/// is whatever the balancer writes, often HTML: a generated client then hands it back as an
-/// error value to retry instead of parsing it as the error envelope, as `default` would have it
-/// do (openapi-python-client raised `JSONDecodeError` on a balancer's HTML 503). Declared
-/// beside `default`, not instead of it: removing `default` would remove the error envelope
-/// from the responses a released client was generated with, which v1 promises not to do.
+/// cannot. The service itself never answers 502 or 504 (the catalogue has no row for them, a
+/// test below holds that); it answers 503 only as `service_unavailable`, on an operation on
+/// member data whose store or audit trail is out of reach. Each is declared on every operation
+/// without content, because such an answer's body may be whatever the balancer writes, often
+/// HTML: a generated client then hands it back as an error value to retry instead of parsing it
+/// as the error envelope, as `default` would have it do (openapi-python-client raised
+/// `JSONDecodeError` on a balancer's HTML 503), and retrying is what a 503 from the service
+/// asks for too. Declared beside `default`, not instead of it: removing `default` would remove
+/// the error envelope from the responses a released client was generated with, which v1
+/// promises not to do.
 const GATEWAY_STATUSES: [StatusCode; 3] = [
     StatusCode::BAD_GATEWAY,
     StatusCode::SERVICE_UNAVAILABLE,
@@ -134,7 +137,12 @@ pub fn error_responses(
             RefOr::Ref(Ref::from_response_name(response_name(status))),
         )
     });
-    let mut statuses: Vec<StatusCode> = codes.iter().map(|code| code.spec().status).collect();
+    // A gateway status is declared once, below, whoever answers it.
+    let mut statuses: Vec<StatusCode> = codes
+        .iter()
+        .map(|code| code.spec().status)
+        .filter(|status| !GATEWAY_STATUSES.contains(status))
+        .collect();
     statuses.sort_unstable();
     statuses.dedup();
     let mut responses = Vec::with_capacity(statuses.len() + 4);
@@ -400,11 +408,20 @@ fn default_response() -> Response {
 fn gateway_response(status: StatusCode) -> Response {
     ResponseBuilder::new()
         .description(format!(
-            "Not an answer of the service: a balancer or proxy in front of it answered `{status}` \
-             for it (the service was restarting, overloaded or out of reach). The body, often \
-             HTML, is not the error envelope, and none of the service's headers is promised. Retry \
-             with backoff, as the guide's \"Retries and backoff\" says.",
+            "{who} answered `{status}` for it (the service was restarting, overloaded or out of \
+             reach). The body, often HTML, is not the error envelope, and none of the service's \
+             headers is promised. Retry with backoff, as the guide's \"Retries and backoff\" \
+             says.{own}",
+            who = "A balancer or proxy in front of the service",
             status = status.as_str(),
+            own = if status == StatusCode::SERVICE_UNAVAILABLE {
+                " On an operation on member data the service itself may answer it too, when \
+                 member data or its audit trail cannot be reached: then the body is the error \
+                 envelope (`Content-Type: application/json`, code `service_unavailable`), \
+                 nothing was read or changed, and `Retry-After` says when to retry."
+            } else {
+                ""
+            },
         ))
         .build()
 }
@@ -427,9 +444,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_service_never_answers_a_gateway_status() {
+    fn the_service_answers_no_gateway_status_but_its_own_503() {
         for status in GATEWAY_STATUSES {
-            assert_eq!(ErrorCode::for_status(status), None, "{status}");
+            let expected = (status == StatusCode::SERVICE_UNAVAILABLE)
+                .then_some(ErrorCode::ServiceUnavailable);
+            assert_eq!(ErrorCode::for_status(status), expected, "{status}");
         }
     }
 

@@ -401,7 +401,7 @@ fn partner_key_scheme() -> SecurityScheme {
 /// The codes `operation` may answer: the conventions' (every operation's), `resource_missing`
 /// where its path names a thing, `parameter_missing` where it takes a body or a required query
 /// parameter, a refused key's where it needs a key, a repeated `Idempotency-Key`'s where it
-/// takes one, and those it declares itself, `extensions(("x-error-codes" = json!([...])))`,
+/// takes one, `service_unavailable` where it is member data, and those it declares itself, `extensions(("x-error-codes" = json!([...])))`,
 /// which the document keeps, saying which codes are the operation's own.
 fn operation_codes(operation: &Operation, names_a_resource: bool) -> Vec<ErrorCode> {
     let mut codes = components::CONVENTION_CODES.to_vec();
@@ -431,6 +431,16 @@ fn operation_codes(operation: &Operation, names_a_resource: bool) -> Vec<ErrorCo
     }
     if needs_key(operation) {
         codes.extend(components::KEY_CODES);
+    }
+    // Member data is refused whole when its store or its audit trail is out of reach.
+    let member_data = serde_json::to_value(&operation.extensions)
+        .ok()
+        .and_then(|extensions| {
+            crate::edge::routes::is_member_data(&extensions, needs_key(operation)).ok()
+        })
+        .unwrap_or(false);
+    if member_data {
+        codes.push(ErrorCode::ServiceUnavailable);
     }
     let id = operation.operation_id.clone().unwrap_or_default();
     let declared = operation

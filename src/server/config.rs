@@ -63,6 +63,37 @@ pub enum Command {
     /// --tls-watch-secs, or at once on SIGHUP.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Bring the database's schema (--database-url) up to this release's: the migrations not
+    /// applied yet, in order, each once however many run at once. Run it as the schema's
+    /// owner before the release's replicas start; they refuse member data (503) while the
+    /// schema is behind.
+    Migrate {
+        /// The role the service connects as: granted what it needs and no more (no UPDATE or
+        /// DELETE on the audit trail).
+        #[arg(long, value_name = "ROLE")]
+        service_role: Option<String>,
+    },
+    /// The audit trail kept in the database (--database-url).
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+/// `partner-api audit ...`.
+#[derive(Clone, Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Write the records since a time, oldest first, one JSON object a line, to standard
+    /// output: for a partner's or an auditor's request.
+    Export {
+        /// The first time included, RFC 3339 (2026-11-01T00:00:00Z).
+        #[arg(long, value_name = "TIME")]
+        since: jiff::Timestamp,
+        /// The first time no longer included; without it, now.
+        #[arg(long, value_name = "TIME")]
+        until: Option<jiff::Timestamp>,
+        /// Only the records of this partner's keys.
+        #[arg(long, value_name = "ID")]
+        partner: Option<String>,
+    },
 }
 
 /// `partner-api keys ...`.
@@ -353,6 +384,41 @@ pub struct ServerConfig {
     )]
     pub audit_log: AuditTarget,
 
+    /// Where member data is kept: a PostgreSQL URL (postgres://partner_api@host:5432/partner_api;
+    /// TLS unless it says sslmode=disable), shared by every replica. Without it member data is
+    /// kept in this process only: lost at a restart and not shared with other replicas. Set it
+    /// through the environment variable when it holds a password: it is never printed or
+    /// logged.
+    #[arg(
+        long,
+        env = "PARTNER_API_DATABASE_URL",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub database_url: Option<Secret>,
+
+    /// File holding the database password, instead of one in --database-url; read again on
+    /// SIGHUP, for the connections made after, so a rotated password needs no restart.
+    #[arg(long, env = "PARTNER_API_DATABASE_PASSWORD_FILE", value_name = "PATH")]
+    pub database_password_file: Option<PathBuf>,
+
+    /// PEM file of the certificates the database's own is checked against (its CA); without
+    /// it, the public roots.
+    #[arg(long, env = "PARTNER_API_DATABASE_CA_FILE", value_name = "PATH")]
+    pub database_ca_file: Option<PathBuf>,
+
+    /// Connections to the database this replica holds at most, all workers together.
+    #[arg(long, env = "PARTNER_API_DATABASE_POOL_SIZE", default_value_t = 16, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=1_000))]
+    pub database_pool_size: u32,
+
+    /// Milliseconds one member-data operation may take in the database, waiting for a
+    /// connection and connecting included (the server ends a statement past it too): a
+    /// database down or slow costs a request a 503 within it, never a hang.
+    #[arg(long, env = "PARTNER_API_DATABASE_TIMEOUT_MS", default_value_t = 1_000, value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(10..=30_000))]
+    pub database_timeout_ms: u64,
+
     /// Seconds between two prunings of the limiter's state of quiet clients.
     #[arg(long, env = "PARTNER_API_RATE_LIMIT_PRUNE_SECS", default_value_t = 60, value_name = "SECS",
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -486,6 +552,18 @@ impl ServerConfig {
 }
 
 impl ServerConfig {
+    /// What the `--database-*` settings say; `None` without `--database-url`.
+    pub fn database(&self) -> Option<crate::database::DatabaseSettings> {
+        let url = self.database_url.as_ref()?;
+        Some(crate::database::DatabaseSettings {
+            url: url.0.clone(),
+            password_file: self.database_password_file.clone(),
+            ca_file: self.database_ca_file.clone(),
+            pool_size: self.database_pool_size as usize,
+            timeout: Duration::from_millis(self.database_timeout_ms),
+        })
+    }
+
     /// Where the limits are counted: a Redis URL, given or read from its file, gets the
     /// password (given or read from its file) when it has none of its own. The error names
     /// the setting whose file cannot be used.

@@ -8,12 +8,14 @@ use std::process::ExitCode;
 
 use super::config::{EXIT_BAD_CONFIG, ServerConfig};
 use super::startup::{Application, Extension, StartupError};
+use crate::database::Database;
 use crate::observability::{log_sink, logging};
 
-/// Serves with `extension`'s endpoints beside the API's until stopped; the process's exit code.
+/// Serves with the endpoints of the extension `extension` builds (with the database the
+/// settings name) beside the API's until stopped; the process's exit code.
 pub fn serve<X: ?Sized + Send + Sync + 'static>(
     config: &ServerConfig,
-    extension: Extension<X>,
+    extension: impl FnOnce(&Database) -> Result<Extension<X>, String>,
 ) -> ExitCode {
     // Before any other thread exists (see its documentation).
     crate::rate_limit::memory::return_large_blocks_at_once();

@@ -36,6 +36,7 @@ use crate::conventions::{
     AnswerSettings, ConventionSettings, DocLinks, HeaderLimits, RequestConventions,
     http_layer_rejection,
 };
+use crate::database::{Database, DatabaseCollector};
 use crate::docs::{self, Docs};
 use crate::edge::client::ClientResolver;
 use crate::edge::deprecation::Deprecation;
@@ -210,6 +211,8 @@ pub struct Application {
     shutdown_delay: Duration,
     /// The partner keys in force, reloaded with the certificate.
     keys: KeyStore,
+    /// Where member data is kept: its password file read again on SIGHUP.
+    database: Database,
     /// Where audit records go: its file opened again on SIGHUP, its queue written at the end.
     audit: AuditSink,
     rate_limits: RateLimits,
@@ -255,6 +258,8 @@ fn listen(addr: SocketAddr) -> Result<(TcpListener, SocketAddr), StartupError> {
 struct Shared {
     /// The partner keys in force.
     keys: KeyStore,
+    /// Where member data is kept.
+    database: Database,
     /// Where audit records go.
     audit: AuditSink,
     rate_limits: RateLimits,
@@ -271,15 +276,16 @@ struct Shared {
 impl Application {
     /// Binds `config.bind` and starts the service with the API's endpoints.
     pub fn build(config: &ServerConfig) -> Result<Application, StartupError> {
-        Application::build_with(config, Extension::none())
+        Application::build_with(config, |_| Ok(Extension::none()))
     }
 
-    /// Like [`Application::build`], with `extension`'s endpoints mounted beside the API's
-    /// (tests mount endpoints of their own this way; they change settings, never the API's
-    /// endpoints or its context).
+    /// Like [`Application::build`], with the endpoints of the extension `extension` builds
+    /// mounted beside the API's (tests mount endpoints of their own this way; they change
+    /// settings, never the API's endpoints or its context). It is built with the database the
+    /// settings name, where its stores keep their things as the API's do.
     pub fn build_with<X: ?Sized + Send + Sync + 'static>(
         config: &ServerConfig,
-        extension: Extension<X>,
+        extension: impl FnOnce(&Database) -> Result<Extension<X>, String>,
     ) -> Result<Application, StartupError> {
         // The certificate is checked before anything listens: a bad one never starts a server
         // that then fails every handshake.
@@ -300,6 +306,7 @@ impl Application {
             certificates.as_ref(),
             admin_listener.is_some(),
         )?;
+        let extension = extension(&shared.database).map_err(StartupError::Setting)?;
         let settings = app_settings(config, &shared, &extension);
         let api = settings.api.clone();
         let ceilings = [
@@ -338,6 +345,7 @@ impl Application {
             readiness,
             shutdown_delay: Duration::from_secs(config.shutdown_delay_secs),
             keys: shared.keys,
+            database: shared.database,
             audit: shared.audit,
             rate_limits: shared.rate_limits,
             ceilings,
@@ -407,6 +415,7 @@ impl Application {
             });
         let hangup_keys = self.keys.clone();
         let (hangup_audit, audit) = (self.audit.clone(), self.audit);
+        let hangup_database = self.database;
         // Pruning walks every tracked client and gives memory back to the system: on a thread
         // of its own, not on this arbiter, which also answers signals and the admin listener.
         let pruning = spawn_pruning(self.rate_limits, self.ceilings, self.prune_every);
@@ -418,7 +427,7 @@ impl Application {
             hangups,
             store,
             hangup_rate_limits,
-            (hangup_keys, hangup_audit),
+            (hangup_keys, hangup_audit, hangup_database),
         ));
         let watching = certificates
             .and_then(|(store, every)| every.map(|every| actix_web::rt::spawn(store.watch(every))));
@@ -576,8 +585,14 @@ impl Shared {
                 config.audit_log
             ))
         })?;
+        let database = match config.database() {
+            Some(settings) => Database::connect(&settings).map_err(StartupError::Setting)?,
+            None => Database::Memory,
+        };
+        log::info!("{}", database.describe());
         let metrics = serves_metrics.then(|| {
             let metrics = Metrics::new()
+                .with(DatabaseCollector(database.clone()))
                 .with(KeysCollector(keys.clone()))
                 .with(audit.collector())
                 .with(RateLimitCollector(rate_limits.clone()))
@@ -601,6 +616,7 @@ impl Shared {
             });
         Ok(Shared {
             keys,
+            database,
             audit,
             rate_limits,
             watchdog,
@@ -646,7 +662,7 @@ fn app_settings<X: ?Sized>(
             bytes: config.max_body_bytes as usize,
             stall: config.body_timeout(),
         },
-        api: web::Data::new(ApiContext::new()),
+        api: web::Data::new(ApiContext::new(&shared.database)),
         docs: Docs::new(Some(shared.doc_links.document_origin())),
     }
 }
@@ -830,7 +846,7 @@ async fn reload_on_hangup(
     hangups: Option<tokio::signal::unix::Signal>,
     certificates: Option<Arc<CertificateStore>>,
     rate_limits: RateLimits,
-    (keys, audit): (KeyStore, AuditSink),
+    (keys, audit, database): (KeyStore, AuditSink, Database),
 ) {
     let Some(mut hangups) = hangups else {
         return;
@@ -843,7 +859,12 @@ async fn reload_on_hangup(
         keys.reload("SIGHUP");
         // The audit file, when there is one, is opened again (after a rotation).
         audit.reopen();
-        if certificates.is_none() && !rate_limits.store_files_in_use() && !keys.has_file() {
+        let database_file = database.reload("SIGHUP");
+        if certificates.is_none()
+            && !rate_limits.store_files_in_use()
+            && !keys.has_file()
+            && !database_file
+        {
             log::info!(
                 "SIGHUP received: nothing to reload (no certificate, no credential file; other \
                  settings are read at start)"

@@ -277,7 +277,9 @@ fn every_operation_documents_exactly_the_errors_it_can_answer() {
                 gateway["description"]
                     .as_str()
                     .unwrap()
-                    .starts_with(&format!("Not an answer of the service: a balancer or proxy in front of it answered `{status}`")),
+                    .starts_with(&format!(
+                        "A balancer or proxy in front of the service answered `{status}`"
+                    )),
                 "{what}: {status}"
             );
         }

@@ -83,12 +83,26 @@ async fn a_status_without_a_catalogue_row_is_not_rewritten() {
             ),
         );
     }
+    // A server error without a row keeps its status, with the code of its class.
+    let response = app.get("/test/plain-error/507").await;
+    app.assert_error(
+        &response,
+        ExpectedError {
+            status: 507,
+            ..ExpectedError::internal()
+        },
+    );
+    // A 503 has one: the service's own `service_unavailable`, its `Retry-After` kept.
     let response = app.get("/test/plain-error/503").await;
     app.assert_error(
         &response,
         ExpectedError {
             status: 503,
-            ..ExpectedError::internal()
+            error_type: "api_error",
+            code: "service_unavailable",
+            message: "Member data cannot be reached right now. Nothing was read or changed; \
+                      retry after the time given in the Retry-After header.",
+            param: None,
         },
     );
     assert_eq!(response.headers["retry-after"], "7");

@@ -153,11 +153,10 @@ pub async fn spawn_app_seeded(configure: impl FnOnce(&mut ServerConfig), things:
     configure(&mut config);
     // The test build's endpoints, mounted beside the API's with the store they share, and the
     // helper routes that reach the framework directly.
-    let things = Extension::new(
-        crate::things::ThingStore::with_count(things),
-        crate::things::ENDPOINTS,
-    )
-    .with_framework_routes(helper_routes);
+    let things = |database: &_| {
+        let store = crate::things::ThingStore::with_count(database, things)?;
+        Ok(Extension::new(store, crate::things::ENDPOINTS).with_framework_routes(helper_routes))
+    };
     let application = Application::build_with(&config, things).expect("the test app starts");
     let local_addr = application.local_addr();
     let address = format!("http://{local_addr}");

@@ -22,6 +22,7 @@ mod readme;
 mod redis_store;
 mod routing;
 mod slowness;
+mod stores;
 mod things;
 mod tls;
 mod writes;
