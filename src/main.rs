@@ -120,10 +120,9 @@ fn export(
         Ok(settings) => settings,
         Err(code) => return code,
     };
-    let until = until.unwrap_or_else(jiff::Timestamp::now);
     let mut out = std::io::BufWriter::new(std::io::stdout());
     match database::export(&settings, (since, until), partner, &mut out) {
-        Ok(count) => {
+        Ok((count, until)) => {
             eprintln!("partner-api audit export: {count} records from {since} to {until}");
             ExitCode::SUCCESS
         }

@@ -3,7 +3,8 @@
 //! of `MIN` to `MAX` characters (Unicode scalar values, as a person counts them, not bytes) and
 //! refuses anything else with `parameter_invalid` naming the field (`it must be a string of 1
 //! to 100 characters`), before a handler runs; a missing field stays `parameter_missing`. Its
-//! schema says the bounds (`minLength`, `maxLength`).
+//! schema says the bounds (`minLength`, `maxLength`). The character U+0000 is refused the same
+//! way: no store keeps it (PostgreSQL's text and jsonb refuse it).
 
 /// Declares a bounded text type; see the module documentation. It derefs to `str`.
 #[macro_export]
@@ -42,6 +43,12 @@ macro_rules! text_kind {
                 const REQUIREMENT: &str =
                     concat!("must be a string of ", $min, " to ", $max, " characters");
                 let value = $crate::edge::extract::text_of(deserializer, REQUIREMENT)?;
+                // No store keeps U+0000 in text (PostgreSQL refuses it), and no person types it.
+                if value.contains('\0') {
+                    return Err($crate::edge::extract::invalid(
+                        "must not contain the character U+0000",
+                    ));
+                }
                 $name::new(&value).ok_or_else(|| $crate::edge::extract::invalid(REQUIREMENT))
             }
         }

@@ -23,13 +23,17 @@ pub fn migrate(
 }
 
 /// Writes to `out` the audit records from `since` (included) to `until` (excluded), of
-/// `partner`'s keys only when given, oldest first, one JSON object a line; how many.
+/// `partner`'s keys only when given, oldest first, one JSON object a line; how many, and the
+/// `until` used. Without one, a minute before the database's own now: a record's time is
+/// taken when it is inserted and it is seen once its transaction commits, within the
+/// operation's deadline, so an export up to then misses none that a later export from then
+/// would not have either.
 pub fn export(
     settings: &DatabaseSettings,
-    (since, until): (jiff::Timestamp, jiff::Timestamp),
+    (since, until): (jiff::Timestamp, Option<jiff::Timestamp>),
     partner: Option<&str>,
     out: &mut (dyn Write + Send),
-) -> Result<u64, String> {
+) -> Result<(u64, jiff::Timestamp), String> {
     let postgres = Postgres::new(settings)?;
     let partner = partner.map(str::to_owned);
     postgres.with_own_connection(async move |client| {
@@ -41,6 +45,13 @@ pub fn export(
             .read_only(true)
             .start()
             .await?;
+        let until: jiff::Timestamp = transaction
+            .query_one(
+                "SELECT coalesce($1::timestamptz, now() - interval '1 minute')",
+                &[&until],
+            )
+            .await?
+            .get(0);
         let page = transaction
             .prepare(
                 "SELECT sequence, record FROM audit_records \
@@ -69,6 +80,6 @@ pub fn export(
         }
         out.flush()
             .map_err(|error| Failure::Database(format!("writing the export: {error}")))?;
-        Ok(written)
+        Ok((written, until))
     })
 }

@@ -51,6 +51,21 @@ pub async fn version(client: &Client) -> Result<i32, Failure> {
     Ok(row.get(0))
 }
 
+/// Whether the role connected could change or remove audit records: the table's owner (or a
+/// member of its role), or a superuser. The service must connect as the role `migrate
+/// --service-role` granted, which may only insert and read.
+pub async fn may_change_the_trail(client: &Client) -> Result<bool, Failure> {
+    let row = client
+        .query_one(
+            "SELECT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false) \
+             OR pg_has_role(current_user, \
+                 (SELECT relowner FROM pg_class WHERE oid = 'audit_records'::regclass), 'MEMBER')",
+            &[],
+        )
+        .await?;
+    Ok(row.get(0))
+}
+
 /// Applies the migrations not applied yet; `service_role`, when given, is granted what the
 /// service needs and nothing more. Returns the versions applied.
 pub async fn migrate(client: &mut Client, service_role: Option<&str>) -> Result<Vec<i32>, String> {
@@ -58,6 +73,13 @@ pub async fn migrate(client: &mut Client, service_role: Option<&str>) -> Result<
         Some(db) => format!("{} ({})", db.message(), db.code().code()),
         None => error.to_string(),
     };
+    // Held for the whole run (the session's lock), so that two first runs at once do not
+    // race to create the record table either; each migration also takes it in its own
+    // transaction.
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&LOCK])
+        .await
+        .map_err(failed)?;
     client
         .batch_execute(
             "CREATE TABLE IF NOT EXISTS partner_api_migrations (
@@ -103,20 +125,25 @@ pub async fn migrate(client: &mut Client, service_role: Option<&str>) -> Result<
     if let Some(role) = service_role {
         grant(client, role).await.map_err(failed)?;
     }
+    client
+        .execute("SELECT pg_advisory_unlock($1)", &[&LOCK])
+        .await
+        .map_err(failed)?;
     Ok(applied)
 }
 
 /// What the service's own role may do: read and write member data and its keys, append to
 /// the audit trail and read it (never change or remove a record), and read the migrations'
-/// table. No DELETE on member data: no operation removes a thing yet.
+/// table. No DELETE on member data: no operation removes a thing yet. UPDATE of one column of
+/// the keys only for what locking an expired key before its removal needs (`FOR UPDATE`).
 async fn grant(client: &Client, role: &str) -> Result<(), tokio_postgres::Error> {
     let role = quoted(role);
     client
         .batch_execute(&format!(
             "GRANT SELECT, INSERT, UPDATE ON resources TO {role};
-             GRANT SELECT, INSERT, DELETE ON idempotency_keys TO {role};
+             GRANT SELECT, INSERT, DELETE, UPDATE (created_at) ON idempotency_keys TO {role};
              REVOKE UPDATE, DELETE, TRUNCATE ON audit_records FROM {role};
-             GRANT SELECT, INSERT ON audit_records TO {role};
+             GRANT SELECT, INSERT (partner, record) ON audit_records TO {role};
              GRANT SELECT ON partner_api_migrations TO {role};"
         ))
         .await

@@ -132,6 +132,12 @@ impl fmt::Debug for Postgres {
 impl Postgres {
     pub(crate) fn new(settings: &DatabaseSettings) -> Result<Postgres, String> {
         let (mut config, password, target) = parse_url(&settings.url)?;
+        // A connection that cannot be made, or a peer gone silent, is noticed within the
+        // deadline's order, not the kernel's quarter of an hour.
+        config
+            .connect_timeout(settings.timeout)
+            .keepalives_idle(Duration::from_secs(10))
+            .tcp_user_timeout(settings.timeout.max(Duration::from_secs(5)));
         // The server ends a statement that outlives the operation's deadline too.
         config.options(format!(
             "-c statement_timeout={} -c idle_in_transaction_session_timeout={}",
@@ -184,20 +190,31 @@ impl Postgres {
     where
         F: AsyncFnOnce(&mut Object) -> Result<R, Failure>,
     {
-        let within = async {
-            let mut client = self.pool.get().await.map_err(Failure::from_pool)?;
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let late = || format!("no answer within {} ms", self.timeout.as_millis());
+        let mut client = match tokio::time::timeout_at(deadline, self.pool.get()).await {
+            Ok(Ok(client)) => client,
+            Ok(Err(error)) => {
+                return Err(self.unavailable(what, &Failure::from_pool(error).cause()));
+            }
+            Err(_) => return Err(self.unavailable(what, &late())),
+        };
+        let done = tokio::time::timeout_at(deadline, async {
             self.check_schema(&client).await?;
             operation(&mut client).await
+        })
+        .await;
+        let cause = match done {
+            Ok(Ok(answer)) => return Ok(answer),
+            Ok(Err(Failure::Answer(error))) => return Err(error),
+            Ok(Err(Failure::Database(cause))) => cause,
+            Err(_) => late(),
         };
-        match tokio::time::timeout(self.timeout, within).await {
-            Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(Failure::Answer(error))) => Err(error),
-            Ok(Err(Failure::Database(cause))) => Err(self.unavailable(what, &cause)),
-            Err(_) => Err(self.unavailable(
-                what,
-                &format!("no answer within {} ms", self.timeout.as_millis()),
-            )),
-        }
+        // A connection that failed or outlived the deadline is not trusted again: it may be
+        // half-open (a failover, a partition) or still running the statement; it is closed,
+        // never handed to the next request.
+        drop(Object::take(client));
+        Err(self.unavailable(what, &cause))
     }
 
     /// The 503 of an operation the database failed, logged and counted.
@@ -221,9 +238,10 @@ impl Postgres {
             if state.current {
                 return Ok(());
             }
-            if state
-                .looked
-                .is_some_and(|looked| looked.elapsed() < Duration::from_secs(1))
+            if state.behind
+                && state
+                    .looked
+                    .is_some_and(|looked| looked.elapsed() < Duration::from_secs(1))
             {
                 return Err(Failure::Database(
                     "its schema is behind this release's (see the log)".to_owned(),
@@ -238,6 +256,18 @@ impl Postgres {
             .unwrap_or_else(|poison| poison.into_inner())
             .behind = found < wanted;
         if found >= wanted {
+            if migrations::may_change_the_trail(client).await? {
+                log::error!(
+                    "the database role this replica connects as ({}) owns the audit trail or is \
+                     a superuser, so it could change or remove records: member-data \
+                     operations answer 503 until it connects as the role `partner-api migrate \
+                     --service-role` granted",
+                    self.target
+                );
+                return Err(Failure::Database(
+                    "it connects as a role that could change the audit trail".to_owned(),
+                ));
+            }
             self.schema
                 .lock()
                 .unwrap_or_else(|poison| poison.into_inner())
@@ -286,7 +316,17 @@ impl Postgres {
                     .map_err(|error| {
                         format!("cannot connect to {}: {}", self.target, cause(&error))
                     })?;
-            let answer = operation(&mut client).await;
+            // The operator's commands (a migration, an export) are not requests: no deadline
+            // on their statements.
+            let answer = match client
+                .batch_execute(
+                    "SET statement_timeout = 0; SET idle_in_transaction_session_timeout = 0",
+                )
+                .await
+            {
+                Ok(()) => operation(&mut client).await,
+                Err(error) => Err(Failure::from(error)),
+            };
             drop(client);
             // The connection ends once its client is gone.
             let _ = connection.await;
@@ -340,6 +380,14 @@ impl Failure {
     fn from_pool(error: deadpool_postgres::PoolError) -> Failure {
         Failure::Database(format!("no connection from the pool: {error}"))
     }
+
+    /// What went wrong, for the log.
+    fn cause(&self) -> String {
+        match self {
+            Failure::Answer(error) => error.to_string(),
+            Failure::Database(cause) => cause.clone(),
+        }
+    }
 }
 
 impl From<tokio_postgres::Error> for Failure {
@@ -385,6 +433,17 @@ fn parse_url(url: &str) -> Result<(tokio_postgres::Config, Option<String>, Strin
         config.get_user().unwrap_or("-")
     );
     config.application_name("partner-api");
+    // Member data never crosses a network in the clear by default: the driver's default,
+    // `prefer`, would fall back to plain text when the server offers no TLS (or an attacker
+    // on the path says it does not); without `sslmode=disable` in the URL, TLS is required
+    // over TCP, and rustls checks the server's certificate and name. A Unix socket is local.
+    let on_socket = matches!(
+        config.get_hosts().first(),
+        Some(tokio_postgres::config::Host::Unix(_))
+    );
+    if config.get_ssl_mode() == tokio_postgres::config::SslMode::Prefer && !on_socket {
+        config.ssl_mode(tokio_postgres::config::SslMode::Require);
+    }
     Ok((config, password, target))
 }
 

@@ -183,9 +183,16 @@ impl<C: ?Sized> RequestContext<C> {
 
     /// The request's audit record as it stands, answered `status` (and `code`, for an error):
     /// what a store writes in the transaction that reads or changes member data, so that none
-    /// is served or changed without it; `None` when the operation is not audited.
-    pub fn audit_record(&self, status: u16, code: Option<&str>) -> Option<serde_json::Value> {
-        let (operation, members) = self.request.members.so_far()?;
+    /// is served or changed without it; `None` when the operation is not audited. A record
+    /// that cannot be written is an internal error, never a request without its record.
+    pub fn audit_record(
+        &self,
+        status: u16,
+        code: Option<&str>,
+    ) -> Result<Option<serde_json::Value>, ApiError> {
+        let Some((operation, members)) = self.request.members.so_far() else {
+            return Ok(None);
+        };
         let key = self.request.key.as_deref();
         let record = crate::audit::AuditRecord {
             time: crate::audit::now(),
@@ -201,7 +208,9 @@ impl<C: ?Sized> RequestContext<C> {
             code,
             client: self.request.client.map(|client| client.to_string()),
         };
-        serde_json::to_value(record).ok()
+        serde_json::to_value(record)
+            .map(Some)
+            .map_err(|error| ApiError::internal(format!("an audit record: {error}")))
     }
 
     /// The 404 of a thing of `kind` whose `id` names nothing: `No such programme: 'pr_0042'

@@ -313,13 +313,16 @@ impl ErrorCode {
                 code: "service_unavailable",
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 error_type: ApiError,
-                default_message: "Member data cannot be reached right now. Nothing was read or \
-                                  changed; retry after the time given in the Retry-After header.",
+                default_message: "Member data cannot be reached right now. Retry after the time \
+                                  given in the Retry-After header, a create with the same \
+                                  Idempotency-Key.",
                 when: "The store that keeps member data, or the audit trail that records every \
                        access to it, could not be reached, answered too late, or is behind this \
                        release's schema. Member data is never served without its record, so \
-                       the request was refused whole: nothing was read or changed. The response \
-                       carries a `Retry-After` header in whole seconds.",
+                       nothing was read. A change was not made, unless the store committed it \
+                       just as the deadline passed: a create sent again with its \
+                       `Idempotency-Key` then gets its first answer. The response carries a \
+                       `Retry-After` header in whole seconds.",
                 client_action: "Wait at least the number of seconds in `Retry-After`, then \
                                 retry; a create sent with an `Idempotency-Key` is safe to send \
                                 again. If it persists, report the `request_id`.",

@@ -87,7 +87,8 @@ pub enum AuditCommand {
         /// The first time included, RFC 3339 (2026-11-01T00:00:00Z).
         #[arg(long, value_name = "TIME")]
         since: jiff::Timestamp,
-        /// The first time no longer included; without it, now.
+        /// The first time no longer included; without it, a minute before the database's
+        /// now (a later export from there misses nothing).
         #[arg(long, value_name = "TIME")]
         until: Option<jiff::Timestamp>,
         /// Only the records of this partner's keys.

@@ -100,8 +100,8 @@ async fn a_status_without_a_catalogue_row_is_not_rewritten() {
             status: 503,
             error_type: "api_error",
             code: "service_unavailable",
-            message: "Member data cannot be reached right now. Nothing was read or changed; \
-                      retry after the time given in the Retry-After header.",
+            message: "Member data cannot be reached right now. Retry after the time given in \
+                      the Retry-After header, a create with the same Idempotency-Key.",
             param: None,
         },
     );

@@ -324,6 +324,20 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// An app on `server`'s database as `url` says, its password `password`.
+async fn app_at(url: String, password: &str) -> TestApp {
+    let password_file = work_folder("database-settings").join("password");
+    std::fs::write(&password_file, password).unwrap();
+    spawn_app_seeded(
+        move |config| {
+            config.database_url = Some(url.parse::<Secret>().unwrap());
+            config.database_password_file = Some(password_file);
+        },
+        0,
+    )
+    .await
+}
+
 /// An app keeping its things in `server`'s database, seeded with `things` things (kept when
 /// there already), reading `keys_file` when given (a second replica shares the first's keys).
 async fn app_on(server: &PostgresServer, things: u16, keys_file: Option<PathBuf>) -> TestApp {
@@ -384,6 +398,15 @@ async fn the_store_contract_holds(app: &TestApp) {
                 r#"{{"label": "{label}", "starts_on": "2026-12-01"}}"#
             ))
     };
+    // No store keeps U+0000; both refuse it before the handler runs.
+    let nul = app.send(create("key-nul", "Knee\\u0000class")).await;
+    assert_eq!(nul.status, 400, "{}", nul.text());
+    assert_eq!(nul.json()["error"]["code"], json!("parameter_invalid"));
+    assert_eq!(nul.json()["error"]["param"], json!("label"));
+    assert_eq!(
+        nul.json()["error"]["message"],
+        json!("Invalid value for parameter label: it must not contain the character U+0000.")
+    );
     let created = app.send(create("key-one", "Knee class")).await;
     assert_eq!(created.status, 201, "{}", created.text());
     let thing = created.json();
@@ -545,7 +568,7 @@ async fn replicas_share_things_and_each_idempotency_key_creates_one_thing() {
     let holding = query_as(
         server.port,
         (OWNER, OWNER_PASSWORD, "partner_api"),
-        "SELECT pg_advisory_xact_lock(hashtextextended('partner pt_test' || chr(10) || 'held', 0)); \
+        "SELECT pg_advisory_xact_lock(hashtextextended('partner pt_test thing' || chr(10) || 'held', 0)); \
          SELECT pg_sleep(1.5)",
     );
     actix_web::rt::time::sleep(Duration::from_millis(500)).await;
@@ -649,39 +672,52 @@ async fn every_read_and_change_commits_its_record_and_no_one_changes_a_record() 
         [json!("4")]
     );
     // `partner-api audit export` writes them as they are, one a line.
-    let exported = Command::new(env!("CARGO_BIN_EXE_partner-api"))
-        .args([
+    let export = |until: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_partner-api"));
+        command.args([
             "audit",
             "export",
             "--since",
             "2000-01-01T00:00:00Z",
             "--partner",
             "pt_test",
-        ])
-        .env("PARTNER_API_DATABASE_URL", server.url(SERVICE_ROLE))
-        .env(
-            "PARTNER_API_DATABASE_PASSWORD_FILE",
-            server
-                .settings(&work_folder("export"))
-                .password_file
-                .unwrap(),
-        )
-        .output()
-        .unwrap();
-    assert!(
-        exported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&exported.stderr)
-    );
-    let lines: Vec<Value> = String::from_utf8(exported.stdout)
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+        ]);
+        if let Some(until) = until {
+            command.args(["--until", until]);
+        }
+        let password_file = server
+            .settings(&work_folder("export"))
+            .password_file
+            .unwrap();
+        let exported = command
+            .env("PARTNER_API_DATABASE_URL", server.url(SERVICE_ROLE))
+            .env("PARTNER_API_DATABASE_PASSWORD_FILE", password_file)
+            .output()
+            .unwrap();
+        assert!(
+            exported.status.success(),
+            "{}",
+            String::from_utf8_lossy(&exported.stderr)
+        );
+        let lines: Vec<Value> = String::from_utf8(exported.stdout)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        (lines, String::from_utf8(exported.stderr).unwrap())
+    };
+    let (lines, told) = export(Some("2100-01-01T00:00:00Z"));
     assert_eq!(lines, records);
-    let told = String::from_utf8(exported.stderr).unwrap();
+    assert_eq!(
+        told,
+        "partner-api audit export: 4 records from 2000-01-01T00:00:00Z to 2100-01-01T00:00:00Z\n"
+    );
+    // Without --until, up to a minute before the database's now: records still being
+    // committed are left for the next export, which starts there.
+    let (lines, told) = export(None);
+    assert_eq!(lines, Vec::<Value>::new());
     assert!(
-        told.starts_with("partner-api audit export: 4 records from 2000-01-01T00:00:00Z to "),
+        told.starts_with("partner-api audit export: 0 records from 2000-01-01T00:00:00Z to "),
         "{told}"
     );
 }
@@ -697,8 +733,8 @@ fn assert_unavailable(response: &crate::helpers::TestResponse) {
     assert_eq!(
         error["message"],
         json!(
-            "Member data cannot be reached right now. Nothing was read or changed; retry \
-               after the time given in the Retry-After header."
+            "Member data cannot be reached right now. Retry after the time given in the \
+             Retry-After header, a create with the same Idempotency-Key."
         )
     );
 }
@@ -819,4 +855,25 @@ async fn without_a_database_the_start_line_says_member_data_is_kept_in_this_proc
         )),
         "{said:?}"
     );
+}
+
+#[actix_web::test]
+async fn tls_is_required_unless_the_url_says_otherwise_and_the_trails_owner_is_refused() {
+    let Some(server) = PostgresServer::start("tls_is_required", true) else {
+        return;
+    };
+    // The test's server offers no TLS: a URL without sslmode is refused, never sent in clear.
+    let url = server.url(SERVICE_ROLE).replace("?sslmode=disable", "");
+    let app = app_at(url, SERVICE_PASSWORD).await;
+    assert_unavailable(&app.get_keyed("/v1/things").await);
+    let said = crate::helpers::log_lines_containing("failed a list");
+    assert!(
+        said.iter().any(|line| line.contains("TLS")),
+        "no line says why: {said:?}"
+    );
+    // The schema's owner could change the trail: a replica connecting as it serves nothing.
+    let app = app_at(server.url(OWNER), OWNER_PASSWORD).await;
+    assert_unavailable(&app.get_keyed("/v1/things").await);
+    let said = crate::helpers::log_lines_containing("owns the audit trail or is a superuser");
+    assert!(!said.is_empty(), "no line says why");
 }

@@ -16,8 +16,8 @@
 //! partner are shared: every request sees them (a catalogue, read without a key), and none
 //! changes them. Each read and change also names the members whose data it touched in the
 //! request's audit record, so an endpoint on member data needs no code for its trail; in
-//! PostgreSQL the record is inserted in the transaction of the read or change itself, so
-//! that no member data is served or changed without its record. A create sent with an
+//! PostgreSQL the record is inserted in the transaction of a change, and committed before a
+//! read's answer leaves, so that no member data is served or changed without its record. A create sent with an
 //! `Idempotency-Key` is answered once per key (`api::idempotency`); in PostgreSQL the key,
 //! the request's digest and the answer are stored in the create's transaction, so that
 //! replicas agree.

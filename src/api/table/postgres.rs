@@ -1,7 +1,10 @@
 //! A table's things in PostgreSQL (`database`): one row of `resources` per thing, its body the
-//! thing as the API answers it, with the partner and mode it belongs to. Every operation is
-//! one transaction that also inserts the request's audit record (`audit_records`), so that no
-//! member data is read or changed without its record, and a create's `Idempotency-Key`, the
+//! thing as the API answers it, with the partner and mode it belongs to. A change is one
+//! transaction that also inserts the request's audit record (`audit_records`); a read is one
+//! statement, its record committed before the answer leaves; so no member data is read or
+//! changed without its record. The statements of a transaction that do not wait on each
+//! other's answers are sent together (pipelined: the server runs them in order), so a create
+//! costs four round trips, not eight. A create's `Idempotency-Key`, the
 //! request's digest and its answer are stored in the create's own transaction: the same key
 //! sent to two replicas at once creates one thing (the other is answered 409
 //! `idempotency_key_in_use`, then the first answer once it is committed), and a replica that
@@ -11,8 +14,9 @@
 use std::borrow::Borrow;
 use std::fmt::Display;
 
-use deadpool_postgres::Transaction;
+use deadpool_postgres::GenericClient;
 use serde::Serialize;
+use tokio_postgres::types::ToSql;
 
 use super::{Table, Thing, asker};
 use crate::api::idempotency;
@@ -23,9 +27,14 @@ use crate::edge::context::RequestContext;
 use crate::edge::header::IdempotencyKey;
 use crate::errors::{ApiError, ErrorCode};
 
-const READ: &str = "SELECT body, partner, test FROM resources WHERE kind = $1 AND id = $2";
-const READ_FOR_CHANGE: &str =
-    "SELECT body, partner, test FROM resources WHERE kind = $1 AND id = $2 FOR UPDATE";
+/// The thing, when the asker (`$3`, `$4`) may see it: its own or a shared one. The owner is
+/// checked here and again where it is read.
+const READ: &str = "SELECT body, partner, test FROM resources WHERE kind = $1 AND id = $2 \
+                    AND (partner IS NULL OR (partner = $3 AND test = $4))";
+/// The thing, locked for the change, when it is the asker's own: another's is never locked.
+const READ_FOR_CHANGE: &str = "SELECT body, partner, test FROM resources \
+                               WHERE kind = $1 AND id = $2 AND partner = $3 AND test = $4 \
+                               FOR UPDATE";
 const CHANGE: &str =
     "UPDATE resources SET body = $3, updated_at = now() WHERE kind = $1 AND id = $2";
 const PAGE: &str = "SELECT id, body FROM resources \
@@ -37,14 +46,28 @@ const RECORD: &str = "INSERT INTO audit_records (partner, record) VALUES ($1, $2
 /// The key's lock for the transaction: `false` while another transaction, on any replica,
 /// holds it (the same key being answered).
 const LOCK_KEY: &str = "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0))";
-const KEPT_ANSWER: &str = "SELECT request, location, body, \
-                           created_at > now() - make_interval(secs => $3) AS fresh \
-                           FROM idempotency_keys WHERE scope = $1 AND key = $2";
+/// How long a key is kept ([`idempotency::KEPT_FOR`]), written into the statements that
+/// read it: a parameter would let the server plan the expired keys' clean-up once for any
+/// age, by scanning the whole table, for every create.
+macro_rules! kept_for {
+    () => {
+        "interval '86400 seconds'"
+    };
+}
+const KEPT_ANSWER: &str = concat!(
+    "SELECT request, location, body, created_at > now() - ",
+    kept_for!(),
+    " AS fresh FROM idempotency_keys WHERE scope = $1 AND key = $2"
+);
 const FORGET_KEY: &str = "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2";
 /// A few expired keys each time, so that no request pays for a day's worth at once.
-const FORGET_EXPIRED: &str = "DELETE FROM idempotency_keys WHERE ctid IN \
-                              (SELECT ctid FROM idempotency_keys \
-                              WHERE created_at < now() - make_interval(secs => $1) LIMIT 16)";
+/// Rows another create is forgetting are skipped, never waited for.
+const FORGET_EXPIRED: &str = concat!(
+    "DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys ",
+    "WHERE created_at < now() - ",
+    kept_for!(),
+    " LIMIT 16 FOR UPDATE SKIP LOCKED)"
+);
 const KEEP_ANSWER: &str = "INSERT INTO idempotency_keys (scope, key, request, location, body) \
                            VALUES ($1, $2, $3, $4, $5)";
 
@@ -78,32 +101,51 @@ pub(super) fn seed<K: Borrow<str>, T: Thing>(
     })
 }
 
-/// Inserts the request's audit record, answered as `answer` says (`success` when it
-/// succeeds).
-async fn record<C: ?Sized, R>(
-    transaction: &Transaction<'_>,
+/// The request's audit record, answered as `answer` says (`success` when it succeeds).
+fn record_of<C: ?Sized, R>(
     context: &RequestContext<C>,
     answer: &Result<R, ApiError>,
     success: u16,
-) -> Result<(), Failure> {
+) -> Result<Option<serde_json::Value>, ApiError> {
     let (status, code) = match answer {
         Ok(_) => (success, None),
         Err(error) => (error.status().as_u16(), Some(error.code().as_str())),
     };
-    if let Some(record) = context.audit_record(status, code) {
-        let statement = transaction.prepare_cached(RECORD).await?;
-        transaction
+    context.audit_record(status, code)
+}
+
+/// Inserts `record` (when the request is audited), in the transaction of the read or change
+/// when `client` is one, else committed on its own before the answer leaves.
+async fn insert_record<G: GenericClient, C: ?Sized>(
+    client: &G,
+    context: &RequestContext<C>,
+    record: Option<serde_json::Value>,
+) -> Result<(), Failure> {
+    if let Some(record) = record {
+        let statement = client.prepare_cached(RECORD).await?;
+        client
             .execute(&statement, &[&context.partner(), &record])
             .await?;
     }
     Ok(())
 }
 
-/// A thing read back from its body.
+/// The asker's partner (`None` without a key) and mode, as the statements take them.
+fn asked<C: ?Sized>(context: &RequestContext<C>) -> (Option<&str>, bool) {
+    match asker(context) {
+        Some((partner, test)) => (Some(partner), test),
+        None => (None, false),
+    }
+}
+
+/// A thing read back from its body. A body this release cannot read is an internal error
+/// whose cause names the kind of fault only: serde's own message would quote the stored
+/// value, member data, into the log.
 fn thing_of<T: Thing>(kind: &str, body: serde_json::Value) -> Result<T, Failure> {
     serde_json::from_value(body).map_err(|error| {
         Failure::Answer(ApiError::internal(format!(
-            "a stored {kind} does not read back: {error}"
+            "a stored {kind} does not read back as this release's type ({:?} error)",
+            error.classify()
         )))
     })
 }
@@ -127,10 +169,13 @@ pub(super) async fn get<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
 ) -> Result<T, ApiError> {
     postgres
         .run("a read", async |client| {
-            let transaction = client.transaction().await?;
-            let statement = transaction.prepare_cached(READ).await?;
-            let row = transaction
-                .query_opt(&statement, &[&table.kind, &id])
+            // One statement, then its record committed before the answer leaves: no
+            // transaction is needed to serve nothing without a record.
+            let client = &*client;
+            let (partner, test) = asked(context);
+            let statement = client.prepare_cached(READ).await?;
+            let row = client
+                .query_opt(&statement, &[&table.kind, &id, &partner, &test])
                 .await?;
             let answer = match row {
                 Some(row) if owned_by(row.get(1), row.get(2), asker(context)).1 => {
@@ -140,8 +185,7 @@ pub(super) async fn get<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
                 }
                 _ => Err(context.no_such(table.kind, id)),
             };
-            record(&transaction, context, &answer, 200).await?;
-            transaction.commit().await?;
+            insert_record(client, context, record_of(context, &answer, 200)?).await?;
             Ok(answer)
         })
         .await?
@@ -153,10 +197,7 @@ pub(super) async fn page<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
     context: &RequestContext<C>,
     query: &ListQuery,
 ) -> Result<List<T>, ApiError> {
-    let (partner, test) = match asker(context) {
-        Some((partner, test)) => (Some(partner), test),
-        None => (None, false),
-    };
+    let (partner, test) = asked(context);
     let after = query
         .starting_after
         .as_ref()
@@ -165,9 +206,10 @@ pub(super) async fn page<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
     let limit = i64::try_from(query.limit.get() + 1).unwrap_or(i64::MAX);
     let answer = postgres
         .run("a list", async |client| {
-            let transaction = client.transaction().await?;
-            let statement = transaction.prepare_cached(PAGE).await?;
-            let rows = transaction
+            // As a read: one statement, then its record.
+            let client = &*client;
+            let statement = client.prepare_cached(PAGE).await?;
+            let rows = client
                 .query(&statement, &[&table.kind, &partner, &test, &after, &limit])
                 .await?;
             let mut things = Vec::with_capacity(rows.len());
@@ -183,8 +225,7 @@ pub(super) async fn page<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
                         .map(|(id, thing)| table.member_of(id, thing)),
                 );
             }
-            record(&transaction, context, &answer, 200).await?;
-            transaction.commit().await?;
+            insert_record(client, context, record_of(context, &answer, 200)?).await?;
             Ok(answer)
         })
         .await?;
@@ -201,11 +242,12 @@ pub(super) async fn update<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
     postgres
         .run("a change", async |client| {
             let transaction = client.transaction().await?;
+            let (partner, test) = asked(context);
             let statement = transaction.prepare_cached(READ_FOR_CHANGE).await?;
             let row = transaction
-                .query_opt(&statement, &[&table.kind, &id])
+                .query_opt(&statement, &[&table.kind, &id, &partner, &test])
                 .await?;
-            let answer = match row {
+            let (answer, changed) = match row {
                 Some(row) if owned_by(row.get(1), row.get(2), asker(context)).0 => {
                     let mut thing: T = thing_of(table.kind, row.get(0))?;
                     context.audit_members([table.member_of(id, &thing)]);
@@ -214,18 +256,28 @@ pub(super) async fn update<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
                             let body = serde_json::to_value(&thing).map_err(|error| {
                                 ApiError::internal(format!("a changed thing: {error}"))
                             })?;
-                            let statement = transaction.prepare_cached(CHANGE).await?;
-                            transaction
-                                .execute(&statement, &[&table.kind, &id, &body])
-                                .await?;
-                            Ok(answer)
+                            (Ok(answer), Some(body))
                         }
-                        Err(refused) => Err(refused),
+                        Err(refused) => (Err(refused), None),
                     }
                 }
-                _ => Err(context.no_such(table.kind, id)),
+                _ => (Err(context.no_such(table.kind, id)), None),
             };
-            record(&transaction, context, &answer, 200).await?;
+            let record = record_of(context, &answer, 200)?;
+            match changed {
+                // The change and its record sent together, in the transaction.
+                Some(body) => {
+                    let statement = transaction.prepare_cached(CHANGE).await?;
+                    let change = async {
+                        transaction
+                            .execute(&statement, &[&table.kind, &id, &body])
+                            .await
+                            .map_err(Failure::from)
+                    };
+                    futures_util::try_join!(change, insert_record(&transaction, context, record))?;
+                }
+                None => insert_record(&transaction, context, record).await?,
+            }
             transaction.commit().await?;
             Ok(answer)
         })
@@ -244,35 +296,44 @@ pub(super) async fn create<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
         ApiError::internal("a write on a partner's table from a request without a key")
     })?;
     let keyed = match &key.0 {
+        // Each table's keys apart, as in memory.
         Some(key) => Some((
-            idempotency::whose(context),
+            format!("{} {}", idempotency::whose(context), table.kind),
             key.as_str(),
             idempotency::fingerprint(context, body)?.to_vec(),
         )),
         None => None,
     };
-    let kept_for = idempotency::KEPT_FOR.as_secs_f64();
     let body_json = serde_json::to_value(&thing)
         .map_err(|error| ApiError::internal(format!("a created thing: {error}")))?;
     postgres
         .run("a create", async |client| {
-            let transaction = client.transaction().await?;
+            // Read committed, whatever the database's default: the key's row is looked for
+            // after its lock is taken, so a create another replica committed meanwhile is
+            // seen and replayed.
+            let transaction = client
+                .build_transaction()
+                .isolation_level(tokio_postgres::IsolationLevel::ReadCommitted)
+                .start()
+                .await?;
             if let Some((scope, key, request)) = &keyed {
                 let lock = transaction.prepare_cached(LOCK_KEY).await?;
-                let locked: bool = transaction
-                    .query_one(&lock, &[&format!("{scope}\n{key}")])
-                    .await?
-                    .get(0);
-                if !locked {
+                let forget = transaction.prepare_cached(FORGET_EXPIRED).await?;
+                let kept = transaction.prepare_cached(KEPT_ANSWER).await?;
+                let lock_name = format!("{scope}\n{key}");
+                // Sent together: the server runs them in order, so the key is looked for
+                // once its lock is held (and its answer ignored when the lock is not).
+                let lock_params: [&(dyn ToSql + Sync); 1] = [&lock_name];
+                let kept_params: [&(dyn ToSql + Sync); 2] = [scope, key];
+                let (locked, _, found) = futures_util::try_join!(
+                    transaction.query_one(&lock, &lock_params),
+                    transaction.execute(&forget, &[]),
+                    transaction.query_opt(&kept, &kept_params),
+                )?;
+                if !locked.get::<_, bool>(0) {
                     return Err(ApiError::new(ErrorCode::IdempotencyKeyInUse).into());
                 }
-                let forget = transaction.prepare_cached(FORGET_EXPIRED).await?;
-                transaction.execute(&forget, &[&kept_for]).await?;
-                let kept = transaction.prepare_cached(KEPT_ANSWER).await?;
-                if let Some(row) = transaction
-                    .query_opt(&kept, &[scope, key, &kept_for])
-                    .await?
-                {
+                if let Some(row) = found {
                     let fresh: bool = row.get(3);
                     if !fresh {
                         let forget = transaction.prepare_cached(FORGET_KEY).await?;
@@ -284,26 +345,62 @@ pub(super) async fn create<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
                         let answer = Created::from_parts(row.get(1), row.get::<_, Vec<u8>>(2))?;
                         let read = transaction.prepare_cached(READ).await?;
                         if let Some(row) = transaction
-                            .query_opt(&read, &[&table.kind, &answer.id()])
+                            .query_opt(&read, &[&table.kind, &answer.id(), &partner, &test])
                             .await?
                         {
                             let thing: T = thing_of(table.kind, row.get(0))?;
                             context.audit_members([table.member_of(answer.id(), &thing)]);
                         }
                         let answer = Ok(answer);
-                        record(&transaction, context, &answer, 201).await?;
+                        let record = record_of(context, &answer, 201)?;
+                        insert_record(&transaction, context, record).await?;
                         transaction.commit().await?;
                         return Ok(answer);
                     }
                 }
             }
             let insert = transaction.prepare_cached(INSERT).await?;
-            let inserted = transaction
-                .execute(
-                    &insert,
-                    &[&table.kind, &id.borrow(), &partner, &test, &body_json],
-                )
-                .await?;
+            let keep = transaction.prepare_cached(KEEP_ANSWER).await?;
+            context.audit_members([table.member_of(id.borrow(), &thing)]);
+            let answer = Ok(created.clone());
+            let record = record_of(context, &answer, 201)?;
+            let id_text: &str = id.borrow();
+            let insert_thing = async {
+                let params: [&(dyn ToSql + Sync); 5] =
+                    [&table.kind, &id_text, &partner, &test, &body_json];
+                transaction
+                    .execute(&insert, &params)
+                    .await
+                    .map_err(Failure::from)
+            };
+            let keep_answer = async {
+                let Some((scope, key, request)) = &keyed else {
+                    return Ok(());
+                };
+                let location = created.location();
+                let body = created.body();
+                match transaction
+                    .execute(&keep, &[scope, key, request, &location, &body])
+                    .await
+                {
+                    Ok(_) => Ok(()),
+                    // Kept by another create meanwhile (where the lock did not hold it off):
+                    // the same answer as a key being answered.
+                    Err(error)
+                        if error.code()
+                            == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) =>
+                    {
+                        Err(ApiError::new(ErrorCode::IdempotencyKeyInUse).into())
+                    }
+                    Err(error) => Err(Failure::from(error)),
+                }
+            };
+            // The thing, its key and answer, and the record, sent together.
+            let (inserted, (), ()) = futures_util::try_join!(
+                insert_thing,
+                keep_answer,
+                insert_record(&transaction, context, record)
+            )?;
             // A new id is drawn at random; one taken already is never overwritten.
             if inserted != 1 {
                 return Err(ApiError::internal(format!(
@@ -311,20 +408,24 @@ pub(super) async fn create<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
                 ))
                 .into());
             }
-            context.audit_members([table.member_of(id.borrow(), &thing)]);
-            if let Some((scope, key, request)) = &keyed {
-                let keep = transaction.prepare_cached(KEEP_ANSWER).await?;
-                transaction
-                    .execute(
-                        &keep,
-                        &[scope, key, request, &created.location(), &created.body()],
-                    )
-                    .await?;
-            }
-            let answer = Ok(created.clone());
-            record(&transaction, context, &answer, 201).await?;
             transaction.commit().await?;
             Ok(answer)
         })
         .await?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_statements_keep_a_key_as_long_as_the_idempotency_rules_say() {
+        assert_eq!(
+            kept_for!(),
+            format!("interval '{} seconds'", idempotency::KEPT_FOR.as_secs())
+        );
+        for statement in [KEPT_ANSWER, FORGET_EXPIRED] {
+            assert!(statement.contains(kept_for!()), "{statement}");
+        }
+    }
 }
