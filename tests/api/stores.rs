@@ -722,6 +722,17 @@ async fn every_read_and_change_commits_its_record_and_no_one_changes_a_record() 
     );
 }
 
+/// The app's metrics, as its admin listener serves them.
+async fn metrics_of(app: &TestApp) -> String {
+    let response = app
+        .client
+        .get(format!("{}/metrics", app.admin_address))
+        .send()
+        .await
+        .unwrap();
+    response.text().await.unwrap()
+}
+
 /// The 503 member data gets while its database cannot serve it.
 fn assert_unavailable(response: &crate::helpers::TestResponse) {
     assert_eq!(response.status, 503, "{}", response.text());
@@ -747,15 +758,7 @@ async fn a_schema_behind_the_release_refuses_member_data_until_migrated() {
     let app = app_on(&server, 0, None).await;
     assert_unavailable(&app.get_keyed("/v1/things").await);
     assert_eq!(app.get("/v1/ping").await.status, 200);
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.admin_address))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_of(&app).await;
     assert!(
         metrics.contains("\npartner_api_database_schema_behind 1\n"),
         "{metrics}"
@@ -796,25 +799,15 @@ async fn a_database_down_costs_member_data_a_503_within_its_deadline_and_ping_no
             started.elapsed()
         );
     }
-    let create = app
-        .send(
-            app.keyed("POST", "/v1/things")
-                .header("idempotency-key", "while-down")
-                .header("content-type", "application/json")
-                .body(r#"{"label": "Lost?"}"#),
-        )
-        .await;
-    assert_unavailable(&create);
+    let create = || {
+        app.keyed("POST", "/v1/things")
+            .header("idempotency-key", "while-down")
+            .header("content-type", "application/json")
+            .body(r#"{"label": "Lost?"}"#)
+    };
+    assert_unavailable(&app.send(create()).await);
     assert_eq!(app.get("/v1/ping").await.status, 200);
-    let metrics = app
-        .client
-        .get(format!("{}/metrics", app.admin_address))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics_of(&app).await;
     assert!(
         metrics.contains("\npartner_api_database_failures_total 3\n"),
         "{metrics}"
@@ -823,14 +816,7 @@ async fn a_database_down_costs_member_data_a_503_within_its_deadline_and_ping_no
     // The pool makes new connections; the create sent again is made once.
     let deadline = Instant::now() + Duration::from_secs(10);
     let created = loop {
-        let created = app
-            .send(
-                app.keyed("POST", "/v1/things")
-                    .header("idempotency-key", "while-down")
-                    .header("content-type", "application/json")
-                    .body(r#"{"label": "Lost?"}"#),
-            )
-            .await;
+        let created = app.send(create()).await;
         if created.status == 201 || Instant::now() > deadline {
             break created;
         }
