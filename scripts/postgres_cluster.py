@@ -50,7 +50,14 @@ class Postgres:
             "-U", OWNER, "-E", "UTF8", "--auth-local=trust", "--auth-host=scram-sha-256",
             "--no-instructions", f"--pwfile={password_file}"]),
             check=True, stdout=subprocess.DEVNULL)
-        self.start()
+        try:
+            self.start()
+            self.create_roles()
+        except BaseException:
+            self.stop()
+            raise
+
+    def create_roles(self):
         self.sql("postgres", f"CREATE ROLE {SERVICE_ROLE} LOGIN PASSWORD '{SERVICE_PASSWORD}'")
         self.sql("postgres", f"CREATE DATABASE partner_api OWNER {OWNER}")
 
@@ -72,15 +79,21 @@ class Postgres:
 
     def try_sql(self, database, sql):
         """The rows of `sql` as the owner (tab-separated lines), or None on failure."""
-        done = subprocess.run(
+        try:
+            done = self.psql(database, sql)
+        except subprocess.TimeoutExpired:
+            return None
+        if done.returncode != 0:
+            return None
+        return [line.split("\t") for line in done.stdout.splitlines() if line]
+
+    def psql(self, database, sql):
+        return subprocess.run(
             ["psql", "-X", "-q", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1",
              "-d", self.url(OWNER, OWNER_PASSWORD, database).replace("?sslmode=disable", ""),
              "-c", sql],
             capture_output=True, text=True, timeout=30,
             env=dict(os.environ, PGSSLMODE="disable", PGCONNECT_TIMEOUT="2"))
-        if done.returncode != 0:
-            return None
-        return [line.split("\t") for line in done.stdout.splitlines() if line]
 
     def sql(self, database, sql):
         rows = self.try_sql(database, sql)

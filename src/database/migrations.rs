@@ -51,15 +51,29 @@ pub async fn version(client: &Client) -> Result<i32, Failure> {
     Ok(row.get(0))
 }
 
-/// Whether the role connected could change or remove audit records: the table's owner (or a
-/// member of its role), or a superuser. The service must connect as the role `migrate
+/// What lets the role connected change or remove audit records, if anything: being a
+/// superuser, able to create roles, a member of the table's or its schema's owner (as the
+/// session's user too, which a `SET ROLE` could return to), or holding a privilege on the
+/// table beyond inserting and reading. The service must connect as the role `migrate
 /// --service-role` granted, which may only insert and read.
-pub async fn may_change_the_trail(client: &Client) -> Result<bool, Failure> {
+pub async fn may_change_the_trail(client: &Client) -> Result<Option<String>, Failure> {
     let row = client
         .query_one(
-            "SELECT coalesce((SELECT rolsuper FROM pg_roles WHERE rolname = current_user), false) \
-             OR pg_has_role(current_user, \
-                 (SELECT relowner FROM pg_class WHERE oid = 'audit_records'::regclass), 'MEMBER')",
+            "WITH trail AS (SELECT c.oid, c.relowner, n.nspowner FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.oid = 'audit_records'::regclass), \
+             roles AS (SELECT DISTINCT r.oid, r.rolname, r.rolsuper, r.rolcreaterole \
+                 FROM pg_roles r WHERE r.rolname IN (current_user, session_user)) \
+             SELECT string_agg(DISTINCT power, ', ') FROM ( \
+                 SELECT 'superuser' AS power FROM roles WHERE rolsuper \
+                 UNION ALL SELECT 'may create roles' FROM roles WHERE rolcreaterole \
+                 UNION ALL SELECT 'owns the trail' FROM roles, trail \
+                     WHERE pg_has_role(roles.oid, trail.relowner, 'MEMBER') \
+                 UNION ALL SELECT 'owns its schema' FROM roles, trail \
+                     WHERE pg_has_role(roles.oid, trail.nspowner, 'MEMBER') \
+                 UNION ALL SELECT 'may update, delete, truncate or add triggers' \
+                     FROM roles, trail WHERE has_table_privilege(roles.oid, trail.oid, \
+                     'UPDATE, DELETE, TRUNCATE, TRIGGER, REFERENCES')) AS powers",
             &[],
         )
         .await?;
@@ -142,7 +156,7 @@ async fn grant(client: &Client, role: &str) -> Result<(), tokio_postgres::Error>
         .batch_execute(&format!(
             "GRANT SELECT, INSERT, UPDATE ON resources TO {role};
              GRANT SELECT, INSERT, DELETE, UPDATE (created_at) ON idempotency_keys TO {role};
-             REVOKE UPDATE, DELETE, TRUNCATE ON audit_records FROM {role};
+             REVOKE ALL ON audit_records FROM {role};
              GRANT SELECT, INSERT (partner, record) ON audit_records TO {role};
              GRANT SELECT ON partner_api_migrations TO {role};"
         ))

@@ -116,6 +116,9 @@ struct SchemaState {
     current: bool,
     /// The last look found it behind.
     behind: bool,
+    /// Why the last look refused every operation (a schema behind, a role that could change
+    /// the trail), given again until a second has passed.
+    refusal: Option<String>,
     /// When it was last looked at: looked at again at most once a second while not current.
     looked: Option<Instant>,
 }
@@ -139,8 +142,11 @@ impl Postgres {
             .keepalives_idle(Duration::from_secs(10))
             .tcp_user_timeout(settings.timeout.max(Duration::from_secs(5)));
         // The server ends a statement that outlives the operation's deadline too.
+        // A commit is durable before it is answered whatever the role's or the database's
+        // settings say: a read's record must be on disk before its data leaves.
         config.options(format!(
-            "-c statement_timeout={} -c idle_in_transaction_session_timeout={}",
+            "-c synchronous_commit=on -c statement_timeout={} \
+             -c idle_in_transaction_session_timeout={}",
             settings.timeout.as_millis(),
             settings.timeout.as_millis() * 2
         ));
@@ -207,6 +213,7 @@ impl Postgres {
         let cause = match done {
             Ok(Ok(answer)) => return Ok(answer),
             Ok(Err(Failure::Answer(error))) => return Err(error),
+            Ok(Err(Failure::Refused(cause))) => return Err(self.unavailable(what, &cause)),
             Ok(Err(Failure::Database(cause))) => cause,
             Err(_) => late(),
         };
@@ -238,14 +245,12 @@ impl Postgres {
             if state.current {
                 return Ok(());
             }
-            if state.behind
+            if let Some(refusal) = &state.refusal
                 && state
                     .looked
                     .is_some_and(|looked| looked.elapsed() < Duration::from_secs(1))
             {
-                return Err(Failure::Database(
-                    "its schema is behind this release's (see the log)".to_owned(),
-                ));
+                return Err(Failure::Refused(refusal.clone()));
             }
             state.looked = Some(Instant::now());
         }
@@ -256,22 +261,23 @@ impl Postgres {
             .unwrap_or_else(|poison| poison.into_inner())
             .behind = found < wanted;
         if found >= wanted {
-            if migrations::may_change_the_trail(client).await? {
+            if let Some(power) = migrations::may_change_the_trail(client).await? {
                 log::error!(
-                    "the database role this replica connects as ({}) owns the audit trail or is \
-                     a superuser, so it could change or remove records: member-data \
-                     operations answer 503 until it connects as the role `partner-api migrate \
-                     --service-role` granted",
+                    "the database role this replica connects as ({}) could change or remove \
+                     audit records ({power}): member-data operations answer 503 until it \
+                     connects as the role `partner-api migrate --service-role` granted",
                     self.target
                 );
-                return Err(Failure::Database(
-                    "it connects as a role that could change the audit trail".to_owned(),
-                ));
+                return Err(self.refuse(format!(
+                    "it connects as a role that could change the audit trail ({power})"
+                )));
             }
-            self.schema
+            let mut state = self
+                .schema
                 .lock()
-                .unwrap_or_else(|poison| poison.into_inner())
-                .current = true;
+                .unwrap_or_else(|poison| poison.into_inner());
+            state.current = true;
+            state.refusal = None;
             log::info!("the database's schema is at version {found} (this release needs {wanted})");
             return Ok(());
         }
@@ -279,9 +285,18 @@ impl Postgres {
             "the database's schema is at version {found}, this release needs {wanted}: \
              member-data operations answer 503 until `partner-api migrate` has run"
         );
-        Err(Failure::Database(format!(
+        Err(self.refuse(format!(
             "its schema is at version {found}, this release needs {wanted}"
         )))
+    }
+
+    /// A refusal of every operation, given again without asking for a second.
+    fn refuse(&self, why: String) -> Failure {
+        self.schema
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .refusal = Some(why.clone());
+        Failure::Refused(why)
     }
 
     fn reload_password(&self, why: &str) {
@@ -332,7 +347,9 @@ impl Postgres {
             let _ = connection.await;
             answer.map_err(|failure| match failure {
                 Failure::Answer(error) => error.to_string(),
-                Failure::Database(cause) => format!("{}: {cause}", self.target),
+                Failure::Database(cause) | Failure::Refused(cause) => {
+                    format!("{}: {cause}", self.target)
+                }
             })
         };
         std::thread::scope(|scope| {
@@ -373,7 +390,11 @@ impl Postgres {
 #[derive(Debug)]
 pub enum Failure {
     Answer(ApiError),
+    /// The connection failed, or its state is unknown: it is closed.
     Database(String),
+    /// The database answered, refusing (a statement's error, a schema behind, a role that
+    /// could change the trail): the connection is sound and goes back to the pool.
+    Refused(String),
 }
 
 impl Failure {
@@ -385,14 +406,19 @@ impl Failure {
     fn cause(&self) -> String {
         match self {
             Failure::Answer(error) => error.to_string(),
-            Failure::Database(cause) => cause.clone(),
+            Failure::Database(cause) | Failure::Refused(cause) => cause.clone(),
         }
     }
 }
 
 impl From<tokio_postgres::Error> for Failure {
     fn from(error: tokio_postgres::Error) -> Failure {
-        Failure::Database(cause(&error))
+        // An error the server sent leaves the connection in step; any other (a closed or
+        // broken connection, a protocol fault) does not.
+        match error.as_db_error() {
+            Some(_) => Failure::Refused(cause(&error)),
+            None => Failure::Database(cause(&error)),
+        }
     }
 }
 
@@ -437,10 +463,11 @@ fn parse_url(url: &str) -> Result<(tokio_postgres::Config, Option<String>, Strin
     // `prefer`, would fall back to plain text when the server offers no TLS (or an attacker
     // on the path says it does not); without `sslmode=disable` in the URL, TLS is required
     // over TCP, and rustls checks the server's certificate and name. A Unix socket is local.
-    let on_socket = matches!(
-        config.get_hosts().first(),
-        Some(tokio_postgres::config::Host::Unix(_))
-    );
+    let on_socket = config.get_hostaddrs().is_empty()
+        && config
+            .get_hosts()
+            .iter()
+            .all(|host| matches!(host, tokio_postgres::config::Host::Unix(_)));
     if config.get_ssl_mode() == tokio_postgres::config::SslMode::Prefer && !on_socket {
         config.ssl_mode(tokio_postgres::config::SslMode::Require);
     }

@@ -321,6 +321,9 @@ pub fn init(format: LogFormat, when_stalled: WhenStalled) {
     builder.filter_module("rustls", log::LevelFilter::Error);
     builder
         .parse_env(env_logger::Env::default().default_filter_or("info"))
+        // tokio-postgres logs every statement's parameters at debug: member data, audit
+        // records, stored answers. Set after RUST_LOG, so that no setting of it writes them.
+        .filter_module("tokio_postgres", log::LevelFilter::Info)
         .format(move |out, record| {
             if record.level() <= log::Level::Warn {
                 URGENT.with(|urgent| *urgent.borrow_mut() = true);

@@ -857,9 +857,29 @@ async fn tls_is_required_unless_the_url_says_otherwise_and_the_trails_owner_is_r
         said.iter().any(|line| line.contains("TLS")),
         "no line says why: {said:?}"
     );
-    // The schema's owner could change the trail: a replica connecting as it serves nothing.
-    let app = app_at(server.url(OWNER), OWNER_PASSWORD).await;
-    assert_unavailable(&app.get_keyed("/v1/things").await);
-    let said = crate::helpers::log_lines_containing("owns the audit trail or is a superuser");
-    assert!(!said.is_empty(), "no line says why");
+    // A role that could change the trail serves nothing: a superuser, and a plain role that
+    // owns the table.
+    server.rows(
+        "CREATE ROLE keeper LOGIN PASSWORD 'keeper-secret'; \
+         ALTER TABLE audit_records OWNER TO keeper; \
+         GRANT SELECT ON partner_api_migrations TO keeper",
+    );
+    for (role, password, power) in [
+        (OWNER, OWNER_PASSWORD, "superuser"),
+        ("keeper", "keeper-secret", "owns the trail"),
+    ] {
+        let app = app_at(server.url(role), password).await;
+        assert_unavailable(&app.get_keyed("/v1/things").await);
+        let said = crate::helpers::log_lines_containing(&format!(
+            "({}:{}/partner_api as {role}) could change or remove audit records",
+            "127.0.0.1", server.port
+        ));
+        assert!(
+            said.iter().any(|line| line.contains(power)),
+            "no line says why: {said:?}"
+        );
+    }
+    // The service's own role is served.
+    let app = app_on(&server, 0, None).await;
+    assert_eq!(app.get_keyed("/v1/things").await.status, 200);
 }

@@ -123,9 +123,15 @@ async fn insert_record<G: GenericClient, C: ?Sized>(
 ) -> Result<(), Failure> {
     if let Some(record) = record {
         let statement = client.prepare_cached(RECORD).await?;
-        client
+        let inserted = client
             .execute(&statement, &[&context.partner(), &record])
             .await?;
+        // A trigger that swallowed it would leave the data served without its record.
+        if inserted != 1 {
+            return Err(Failure::Refused(format!(
+                "an audit record was not inserted ({inserted} rows)"
+            )));
+        }
     }
     Ok(())
 }
@@ -318,16 +324,14 @@ pub(super) async fn create<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
                 .await?;
             if let Some((scope, key, request)) = &keyed {
                 let lock = transaction.prepare_cached(LOCK_KEY).await?;
-                let forget = transaction.prepare_cached(FORGET_EXPIRED).await?;
                 let kept = transaction.prepare_cached(KEPT_ANSWER).await?;
                 let lock_name = format!("{scope}\n{key}");
                 // Sent together: the server runs them in order, so the key is looked for
-                // once its lock is held (and its answer ignored when the lock is not).
+                // once its lock is held (and the answer ignored when the lock is not).
                 let lock_params: [&(dyn ToSql + Sync); 1] = [&lock_name];
                 let kept_params: [&(dyn ToSql + Sync); 2] = [scope, key];
-                let (locked, _, found) = futures_util::try_join!(
+                let (locked, found) = futures_util::try_join!(
                     transaction.query_one(&lock, &lock_params),
-                    transaction.execute(&forget, &[]),
                     transaction.query_opt(&kept, &kept_params),
                 )?;
                 if !locked.get::<_, bool>(0) {
@@ -395,11 +399,24 @@ pub(super) async fn create<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
                     Err(error) => Err(Failure::from(error)),
                 }
             };
-            // The thing, its key and answer, and the record, sent together.
-            let (inserted, (), ()) = futures_util::try_join!(
+            // A few expired keys forgotten on the way, last: it never waits (it skips what
+            // another create holds), so two creates cannot wait on each other through it.
+            let forget_expired = async {
+                if keyed.is_none() {
+                    return Ok(0);
+                }
+                let forget = transaction.prepare_cached(FORGET_EXPIRED).await?;
+                transaction
+                    .execute(&forget, &[])
+                    .await
+                    .map_err(Failure::from)
+            };
+            // The thing, its key and answer, the record, and the clean-up, sent together.
+            let (inserted, (), (), _) = futures_util::try_join!(
                 insert_thing,
                 keep_answer,
-                insert_record(&transaction, context, record)
+                insert_record(&transaction, context, record),
+                forget_expired
             )?;
             // A new id is drawn at random; one taken already is never overwritten.
             if inserted != 1 {
