@@ -883,3 +883,38 @@ async fn tls_is_required_unless_the_url_says_otherwise_and_the_trails_owner_is_r
     let app = app_on(&server, 0, None).await;
     assert_eq!(app.get_keyed("/v1/things").await.status, 200);
 }
+
+#[test]
+fn a_new_database_password_is_taken_on_reload_for_the_connections_made_after() {
+    let Some(server) = PostgresServer::start("a_new_database_password", true) else {
+        return;
+    };
+    let settings = server.settings(&work_folder("database-reload"));
+    let database = partner_api::database::Database::connect(&settings).unwrap();
+    let partner_api::database::Database::Postgres(postgres) = &database else {
+        panic!("a URL makes a PostgreSQL store");
+    };
+    let whoami = || {
+        postgres.with_own_connection(async |client| {
+            Ok(client
+                .query_one("SELECT current_user::text", &[])
+                .await?
+                .get::<_, String>(0))
+        })
+    };
+    assert_eq!(whoami().unwrap(), SERVICE_ROLE);
+    // The password rotated, as an operator does: the role's, then the file's.
+    server.rows(&format!(
+        "ALTER ROLE {SERVICE_ROLE} PASSWORD 'rotated-secret-2'"
+    ));
+    let password_file = settings.password_file.clone().unwrap();
+    std::fs::write(&password_file, "rotated-secret-2\n").unwrap();
+    // Until the reload, the password read at start (refused now).
+    let refused = whoami().unwrap_err();
+    assert!(
+        refused.contains("password authentication failed"),
+        "{refused}"
+    );
+    assert!(database.reload("a test's SIGHUP"));
+    assert_eq!(whoami().unwrap(), SERVICE_ROLE);
+}
