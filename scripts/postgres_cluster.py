@@ -35,8 +35,10 @@ def as_postgres(argv):
 class Postgres:
     """A cluster of this run's own on a free port, restartable, stopped by its PID."""
 
-    def __init__(self):
+    def __init__(self, cpus=None):
+        """`cpus` (taskset's list, "0"): the cores the server and its backends run on."""
         self.bin = postgres_bin()
+        self.cpus = cpus
         self.dir = tempfile.mkdtemp(prefix="partner-api-drills-pg-")
         self.port = free_port()
         self.process = None
@@ -63,7 +65,8 @@ class Postgres:
 
     def start(self):
         log = open(os.path.join(self.dir, "postgres.log"), "ab")
-        self.process = subprocess.Popen(as_postgres([
+        pinned = ["taskset", "-c", self.cpus] if self.cpus else []
+        self.process = subprocess.Popen(pinned + as_postgres([
             os.path.join(self.bin, "postgres"), "-D", os.path.join(self.dir, "cluster"),
             "-p", str(self.port), "-c", "listen_addresses=127.0.0.1",
             "-c", f"unix_socket_directories={self.dir}"]),
