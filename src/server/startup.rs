@@ -415,7 +415,11 @@ impl Application {
             });
         let hangup_keys = self.keys.clone();
         let (hangup_audit, audit) = (self.audit.clone(), self.audit);
-        let hangup_database = self.database;
+        let hangup_database = self.database.clone();
+        let forgetting = actix_web::rt::spawn(crate::api::table::forget_expired_keys_every(
+            self.database,
+            Duration::from_secs(60),
+        ));
         // Pruning walks every tracked client and gives memory back to the system: on a thread
         // of its own, not on this arbiter, which also answers signals and the admin listener.
         let pruning = spawn_pruning(self.rate_limits, self.ceilings, self.prune_every);
@@ -487,6 +491,7 @@ impl Application {
             watching.abort();
         }
         reloading.abort();
+        forgetting.abort();
         if let Some(watching) = watching {
             watching.abort();
         }

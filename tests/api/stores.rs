@@ -918,3 +918,40 @@ fn a_new_database_password_is_taken_on_reload_for_the_connections_made_after() {
     assert!(database.reload("a test's SIGHUP"));
     assert_eq!(whoami().unwrap(), SERVICE_ROLE);
 }
+
+#[actix_web::test]
+async fn keys_kept_past_a_day_are_forgotten_by_the_clean_up_and_may_be_used_again() {
+    let Some(server) = PostgresServer::start("keys_kept_past_a_day", true) else {
+        return;
+    };
+    let app = app_on(&server, 0, None).await;
+    let create = || {
+        app.keyed("POST", "/v1/things")
+            .header("idempotency-key", "a-day-old")
+            .header("content-type", "application/json")
+            .body(r#"{"label": "Yesterday"}"#)
+    };
+    let first = app.send(create()).await;
+    assert_eq!(first.status, 201);
+    server.rows("UPDATE idempotency_keys SET created_at = now() - interval '25 hours'");
+    let database =
+        partner_api::database::Database::connect(&server.settings(&work_folder("cleanup")))
+            .unwrap();
+    let partner_api::database::Database::Postgres(postgres) = &database else {
+        panic!("a URL makes a PostgreSQL store");
+    };
+    assert_eq!(
+        partner_api::api::table::forget_expired_keys(postgres)
+            .await
+            .unwrap(),
+        1
+    );
+    assert_eq!(
+        server.rows("SELECT count(*) FROM idempotency_keys"),
+        [json!("0")]
+    );
+    // The key is free again: sent now, it creates a thing of its own.
+    let again = app.send(create()).await;
+    assert_eq!(again.status, 201);
+    assert_ne!(again.json()["id"], first.json()["id"]);
+}

@@ -28,6 +28,8 @@
 mod memory;
 mod postgres;
 
+pub use postgres::forget_expired_keys;
+
 use std::borrow::Borrow;
 use std::fmt::Display;
 use std::sync::Arc;
@@ -196,6 +198,25 @@ impl<K: Ord + Borrow<str> + Display, T: Thing> Table<K, T> {
         match &self.store {
             Store::Memory(rows) => rows.page(self, context, query),
             Store::Postgres(postgres) => postgres::page(self, postgres, context, query).await,
+        }
+    }
+}
+
+/// Removes, every `every`, the `Idempotency-Key`s kept past their 24 hours from the database
+/// (`postgres::forget_expired_keys`), for as long as it runs; nothing without a database (the
+/// keys in memory are forgotten by the creates themselves). A failure is logged and counted
+/// as the database's (`database::Postgres::run`), and tried again next time.
+pub async fn forget_expired_keys_every(database: Database, every: std::time::Duration) {
+    let Database::Postgres(postgres) = database else {
+        return;
+    };
+    // The first a period after the start, not at once: a replica starting does no more.
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    loop {
+        ticks.tick().await;
+        match postgres::forget_expired_keys(&postgres).await {
+            Ok(0) | Err(_) => {}
+            Ok(forgotten) => log::info!("forgot {forgotten} expired Idempotency-Keys"),
         }
     }
 }

@@ -4,7 +4,7 @@
 //! statement, its record committed before the answer leaves; so no member data is read or
 //! changed without its record. The statements of a transaction that do not wait on each
 //! other's answers are sent together (pipelined: the server runs them in order), so a create
-//! costs four round trips, not eight. A create's `Idempotency-Key`, the
+//! costs four round trips, not seven. A create's `Idempotency-Key`, the
 //! request's digest and its answer are stored in the create's own transaction: the same key
 //! sent to two replicas at once creates one thing (the other is answered 409
 //! `idempotency_key_in_use`, then the first answer once it is committed), and a replica that
@@ -60,16 +60,38 @@ const KEPT_ANSWER: &str = concat!(
     " AS fresh FROM idempotency_keys WHERE scope = $1 AND key = $2"
 );
 const FORGET_KEY: &str = "DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2";
-/// A few expired keys each time, so that no request pays for a day's worth at once.
-/// Rows another create is forgetting are skipped, never waited for.
+/// Up to a batch of expired keys, the oldest first; rows another replica is removing are
+/// skipped, never waited for.
 const FORGET_EXPIRED: &str = concat!(
     "DELETE FROM idempotency_keys WHERE ctid IN (SELECT ctid FROM idempotency_keys ",
     "WHERE created_at < now() - ",
     kept_for!(),
-    " LIMIT 16 FOR UPDATE SKIP LOCKED)"
+    " ORDER BY created_at LIMIT 1000 FOR UPDATE SKIP LOCKED)"
 );
 const KEEP_ANSWER: &str = "INSERT INTO idempotency_keys (scope, key, request, location, body) \
                            VALUES ($1, $2, $3, $4, $5)";
+
+/// Removes the `Idempotency-Key`s kept longer than [`idempotency::KEPT_FOR`], a batch at a
+/// time (at most a hundred batches a call); how many. Run by each replica once a minute
+/// (`forget_expired_keys_every`), not by the creates: a clean-up in every create's
+/// transaction cost each create more than the rest of its statements together, and kept
+/// nothing expired from lingering once creates stopped.
+pub async fn forget_expired_keys(postgres: &Postgres) -> Result<u64, ApiError> {
+    let mut forgotten = 0;
+    for _ in 0..100 {
+        let batch = postgres
+            .run("the expired keys' clean-up", async |client| {
+                let statement = client.prepare_cached(FORGET_EXPIRED).await?;
+                Ok(client.execute(&statement, &[]).await?)
+            })
+            .await?;
+        forgotten += batch;
+        if batch < 1000 {
+            break;
+        }
+    }
+    Ok(forgotten)
+}
 
 /// Inserts `things` as `partner`'s (of mode `test`), keeping any already there.
 pub(super) fn seed<K: Borrow<str>, T: Thing>(
@@ -399,24 +421,11 @@ pub(super) async fn create<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
                     Err(error) => Err(Failure::from(error)),
                 }
             };
-            // A few expired keys forgotten on the way, last: it never waits (it skips what
-            // another create holds), so two creates cannot wait on each other through it.
-            let forget_expired = async {
-                if keyed.is_none() {
-                    return Ok(0);
-                }
-                let forget = transaction.prepare_cached(FORGET_EXPIRED).await?;
-                transaction
-                    .execute(&forget, &[])
-                    .await
-                    .map_err(Failure::from)
-            };
-            // The thing, its key and answer, the record, and the clean-up, sent together.
-            let (inserted, (), (), _) = futures_util::try_join!(
+            // The thing, its key and answer, and the record, sent together.
+            let (inserted, (), ()) = futures_util::try_join!(
                 insert_thing,
                 keep_answer,
-                insert_record(&transaction, context, record),
-                forget_expired
+                insert_record(&transaction, context, record)
             )?;
             // A new id is drawn at random; one taken already is never overwritten.
             if inserted != 1 {
