@@ -38,8 +38,8 @@ free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# start_server LOG [ARGS...]: builds the release binary, starts it on a free loopback port
-# with ARGS, waits (at most 10 s) until it answers, and sets SERVER_PID and SERVER_URL.
+# start_server LOG [ARGS...]: builds the release binary, starts it (or SERVER_BINARY, a
+# server taking the same flags: the rehearsal example) on a free loopback port with ARGS, waits (at most 10 s) until it answers, and sets SERVER_PID and SERVER_URL.
 # stop_server stops it by its PID; callers trap it on EXIT.
 start_server() {
     local log=$1
@@ -65,7 +65,7 @@ start_server() {
     PARTNER_API_ADMIN_BIND="${PARTNER_API_ADMIN_BIND:-127.0.0.1:0}" \
         PARTNER_API_SHUTDOWN_DELAY_SECS="${PARTNER_API_SHUTDOWN_DELAY_SECS:-0}" \
         PARTNER_API_PUBLIC_URL="${PARTNER_API_PUBLIC_URL:-$SERVER_URL}" \
-        "$RELEASE_BINARY" --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
+        "${SERVER_BINARY:-$RELEASE_BINARY}" --bind "127.0.0.1:$port" "$@" >"$log" 2>&1 &
     SERVER_PID=$!
     for _ in $(seq 100); do
         if "$RELEASE_BINARY" healthcheck --url "$SERVER_URL" "${probe[@]}" --timeout 1 >/dev/null 2>&1; then

@@ -65,7 +65,13 @@ pub enum ThingStatus {
     Archived,
 }
 
-text_kind!(Label, 1, 200, "What the partner calls a thing");
+text_kind!(
+    Label,
+    1,
+    200,
+    "What the partner calls a thing",
+    example = "Morning walks"
+);
 
 /// What the endpoints share (their context): the things.
 pub struct ThingStore {

@@ -1,13 +1,15 @@
 """Runs every code sample (`x-codeSamples`) of a served document against the server that
 served it, as a partner who copies one would: curl with bash, Python with python3, TypeScript
-type-checked by tsc (strict) and run by node. Each must exit 0 and print the operation's success
-status and a request id of the documented form; a sample that fails, or an operation without
-the three samples, fails the check.
+pasted into a `.ts` file that is not a module (no `export`, no `"type": "module"`: top-level
+`await` would not compile there), type-checked by tsc (strict, Node's types) and run by node.
+Each must exit 0 and print the operation's success status and a request id of the documented
+form; a sample that fails, or an operation without the three samples, fails the check. A keyed
+operation's samples read the key from PARTNER_API_KEY, which the caller sets.
 
-    run_code_samples.py DOCUMENT.json WORKDIR TSC
+    run_code_samples.py DOCUMENT.json WORKDIR TSC [LANGUAGE]
 
-WORKDIR: an empty folder inside scripts/node (so that Node finds the pinned TypeScript types);
-TSC: the pinned tsc."""
+WORKDIR: a folder inside scripts/node, made here (so that Node finds the pinned TypeScript
+types); TSC: the pinned tsc; LANGUAGE: Shell, Python or TypeScript to run that one only."""
 
 import json
 import re
@@ -18,6 +20,7 @@ from pathlib import Path
 document = json.loads(Path(sys.argv[1]).read_text())
 work = Path(sys.argv[2])
 tsc = sys.argv[3]
+only = sys.argv[4] if len(sys.argv) > 4 else None
 REQUEST_ID = re.compile(r"req_[0-9a-f]{32}")
 LANGUAGES = ["Shell", "Python", "TypeScript"]
 TSCONFIG = {
@@ -27,7 +30,7 @@ TSCONFIG = {
         "module": "NodeNext",
         "moduleResolution": "NodeNext",
         "lib": ["ES2022", "DOM"],
-        "types": [],
+        "types": ["node"],
         "noEmitOnError": True,
         "outDir": "out",
     },
@@ -45,19 +48,20 @@ for path, item in document["paths"].items():
         success = next(status for status in operation["responses"] if status.startswith("2"))
         name = operation["operationId"]
         for sample in given:
-            samples.append((name, method.upper(), path, success, sample))
+            if only in (None, sample["lang"]):
+                samples.append((name, method.upper(), path, success, sample))
 
-# The TypeScript samples are type-checked together, one module each.
+# The TypeScript samples are type-checked together, each a script as pasted.
 typescript = work / "typescript"
 typescript.mkdir(parents=True)
-(typescript / "package.json").write_text('{"type": "module"}\n')
 files = []
 for name, _, _, _, sample in samples:
     if sample["lang"] == "TypeScript":
-        (typescript / f"{name}.ts").write_text(sample["source"] + "export {};\n")
+        (typescript / f"{name}.ts").write_text(sample["source"])
         files.append(f"{name}.ts")
-(typescript / "tsconfig.json").write_text(json.dumps(dict(TSCONFIG, files=files), indent=2))
-subprocess.run([tsc, "--project", str(typescript / "tsconfig.json")], check=True, timeout=120)
+if files:
+    (typescript / "tsconfig.json").write_text(json.dumps(dict(TSCONFIG, files=files), indent=2))
+    subprocess.run([tsc, "--project", str(typescript / "tsconfig.json")], check=True, timeout=120)
 
 for name, method, path, success, sample in samples:
     language = sample["lang"]

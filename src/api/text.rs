@@ -1,5 +1,6 @@
 //! Text a partner gives, of bounded length: [`text_kind!`](crate::text_kind) declares its
-//! type (`text_kind!(ProgrammeName, 1, 100, "The programme's name")`), which accepts a string
+//! type (`text_kind!(ProgrammeName, 1, 100, "The programme's name", example = "Walk 10k")`,
+//! the example for the reference, request bodies' examples and code samples), which accepts a string
 //! of `MIN` to `MAX` characters (Unicode scalar values, as a person counts them, not bytes) and
 //! refuses anything else with `parameter_invalid` naming the field (`it must be a string of 1
 //! to 100 characters`), before a handler runs; a missing field stays `parameter_missing`. Its
@@ -9,7 +10,7 @@
 /// Declares a bounded text type; see the module documentation. It derefs to `str`.
 #[macro_export]
 macro_rules! text_kind {
-    ($name:ident, $min:literal, $max:literal, $what:literal) => {
+    ($name:ident, $min:literal, $max:literal, $what:literal, example = $example:literal) => {
         #[doc = concat!($what, ": ", $min, " to ", $max, " characters.")]
         #[derive(Clone, Debug, PartialEq, Eq, Hash, serde::Serialize)]
         #[serde(transparent)]
@@ -59,6 +60,7 @@ macro_rules! text_kind {
                     .schema_type(utoipa::openapi::schema::Type::String)
                     .min_length(Some($min))
                     .max_length(Some($max))
+                    .examples([$example])
                     .description(Some(concat!(
                         $what,
                         ": ",
@@ -84,7 +86,7 @@ mod tests {
     use crate::edge::extract::parse_json;
     use crate::errors::ErrorCode;
 
-    crate::text_kind!(Label, 1, 5, "A label");
+    crate::text_kind!(Label, 1, 5, "A label", example = "Walks");
 
     #[derive(Debug, serde::Deserialize)]
     #[allow(dead_code)]

@@ -25,7 +25,7 @@
 
 mod addressing;
 mod header_limits;
-mod origin;
+pub mod origin;
 mod recording;
 mod shaping;
 
@@ -46,8 +46,7 @@ use actix_web::dev::{
     ResponseHead, Service, ServiceRequest, ServiceResponse, Transform, forward_ready,
 };
 use actix_web::error::InternalError;
-use actix_web::http::header::{self, HeaderName, HeaderValue};
-use actix_web::http::uri::Uri;
+use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::http::{ConnectionType, StatusCode};
 use futures_util::FutureExt;
 use futures_util::future::{Either, LocalBoxFuture};
@@ -303,7 +302,6 @@ where
     // itself moves into the router, which needs sole ownership of it.
     let summary = RequestSummary {
         view,
-        host_header: request.headers().get(header::HOST).cloned(),
         trace_id: trace_id_to_log(&request),
     };
     let Admitted {
@@ -410,11 +408,7 @@ where
                     code = Some(error.code());
                     let rendered = error.rendered(
                         &request_id,
-                        conventions
-                            .settings
-                            .answers
-                            .doc_links
-                            .resolve(summary.host(), summary.view.forwarded_scheme()),
+                        conventions.settings.answers.doc_links.resolve(),
                     );
                     let (request, original) = response.into_parts();
                     ServiceResponse::new(request, rendered.into_response(original))
@@ -441,11 +435,7 @@ where
         // the answer travels as an error carrying its finished response.
         let mut response = failure.to_response(
             &request_id,
-            conventions
-                .settings
-                .answers
-                .doc_links
-                .resolve(summary.host(), summary.view.forwarded_scheme()),
+            conventions.settings.answers.doc_links.resolve(),
         );
         let answered = finish(response.head_mut(), summary, Some(failure.code()));
         let response = response.map_body(|_, body| BoxBody::new(Recorded::new(body, answered)));
@@ -522,10 +512,7 @@ impl WorkerConventions {
                 (1, None)
             }
         };
-        let docs = self.settings.answers.doc_links.resolve(
-            request_host(request.headers().get(header::HOST), request.uri()),
-            view.forwarded_scheme(),
-        );
+        let docs = self.settings.answers.doc_links.resolve();
         let mut response =
             Rendered::rate_limited(retry_after_secs, &request_id, docs).into_new_response();
         set_convention_headers(
@@ -567,15 +554,6 @@ impl WorkerConventions {
     }
 }
 
-/// The host the client addressed. HTTP/2 sends it as `:authority`, which lands in the URI,
-/// not in `Host`.
-fn request_host<'a>(host_header: Option<&'a HeaderValue>, uri: &'a Uri) -> Option<&'a [u8]> {
-    match host_header {
-        Some(host) => Some(host.as_bytes()),
-        None => Some(uri.authority()?.as_str().as_bytes()),
-    }
-}
-
 /// The partner's trace id, when the access line will be written and names it.
 fn trace_id_to_log(request: &ServiceRequest) -> Option<TraceId> {
     if logging::access_log_enabled() {
@@ -585,16 +563,9 @@ fn trace_id_to_log(request: &ServiceRequest) -> Option<TraceId> {
     }
 }
 
-/// What is kept of a request once the router takes it: its view, its `Host` and its trace id,
+/// What is kept of a request once the router takes it: its view and its trace id,
 /// for the access line and for answering a failure.
 struct RequestSummary {
     view: RequestView,
-    host_header: Option<HeaderValue>,
     trace_id: Option<TraceId>,
-}
-
-impl RequestSummary {
-    fn host(&self) -> Option<&[u8]> {
-        request_host(self.host_header.as_ref(), self.view.uri())
-    }
 }

@@ -1,107 +1,69 @@
-//! Where `doc_url` in error bodies points: the configured public URL, or the origin the client
-//! addressed when it is a plain host (with the scheme a trusted proxy recorded, else the
-//! listener's), else the address the service listens on.
+//! The one origin every link the service gives out names: `doc_url` in error bodies, and the
+//! served documents' server, code samples, contact and feed. Decided once, at start: the
+//! configured public URL, else the listener's own origin, where a wildcard listener (`0.0.0.0`,
+//! `[::]`) is named by the loopback address of its family (start-up says so, and that
+//! `--public-url` is what partners need). Never a request's `Host` nor a scheme a proxy
+//! forwarded: no client can choose where the links given to another point, and every answer
+//! names the same origin as the document.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
-use crate::edge::byte_set::ByteSet;
-use crate::edge::client::ForwardedScheme;
 use crate::errors::DocsOrigin;
 
-/// The bytes of a `Host` echoed into a link: a name, an IPv4 address or a bracketed IPv6
-/// address, and a port.
-static PLAIN_HOST: ByteSet = ByteSet::alphanumeric_and(b".-:[]");
-
-/// Where the `doc_url` links of error bodies point: the rule, decided at start; for one
-/// response, [`DocLinks::resolve`] gives the origin itself (`errors::DocsOrigin`).
+/// Where the links point: an origin (with an optional path prefix), without a trailing slash.
 #[derive(Clone, Debug)]
-pub enum DocLinks {
-    /// A configured origin (and optional path prefix), without a trailing slash.
-    Fixed { base: Arc<str> },
-    /// The origin the client addressed: `scheme://<Host header>`, or the listening address
-    /// when the request has no usable `Host`.
-    OwnOrigin {
-        /// `http://` or `https://`.
-        scheme_prefix: &'static str,
-        /// `<scheme>://<listening address>`, written once.
-        listening: Arc<str>,
-    },
+pub struct DocLinks {
+    base: Arc<str>,
+    configured: bool,
 }
 
 impl DocLinks {
-    /// A configured origin.
+    /// A configured origin (`--public-url`).
     pub fn fixed(base: Arc<str>) -> DocLinks {
-        DocLinks::Fixed { base }
+        DocLinks {
+            base,
+            configured: true,
+        }
     }
 
-    /// The origin the served OpenAPI documents name: the configured public URL, else the
-    /// listener's own (`http://127.0.0.1:8080` for a local run). Never a request's `Host`: a
-    /// document is the same for every client and cacheable.
-    pub fn document_origin(&self) -> Arc<str> {
-        match self {
-            DocLinks::Fixed { base } => Arc::clone(base),
-            DocLinks::OwnOrigin { listening, .. } => Arc::clone(listening),
+    /// The listener's own origin: `scheme` (`http` or `https`) and the bound address, a
+    /// wildcard one as its loopback address.
+    pub fn own_origin(scheme: &'static str, local_addr: SocketAddr) -> DocLinks {
+        DocLinks {
+            base: format!("{scheme}://{}", reachable_locally(local_addr)).into(),
+            configured: false,
         }
+    }
+
+    /// The origin, for the served documents and everything written from them.
+    pub fn document_origin(&self) -> Arc<str> {
+        Arc::clone(&self.base)
     }
 
     /// The configured public URL, when there is one.
     pub fn configured(&self) -> Option<&str> {
-        match self {
-            DocLinks::Fixed { base } => Some(base),
-            DocLinks::OwnOrigin { .. } => None,
-        }
+        self.configured.then_some(&*self.base)
     }
 
-    /// The client's view of this server: `scheme` (`http` or `https`) and the bound address.
-    pub fn own_origin(scheme: &'static str, local_addr: SocketAddr) -> DocLinks {
-        DocLinks::OwnOrigin {
-            scheme_prefix: if scheme == "https" {
-                "https://"
-            } else {
-                "http://"
-            },
-            listening: format!("{scheme}://{local_addr}").into(),
-        }
+    /// The origin of one answer's `doc_url`, borrowed: a flood of error responses allocates
+    /// nothing for it.
+    pub(crate) fn resolve(&self) -> DocsOrigin<'_> {
+        DocsOrigin::from_parts(&self.base, "")
     }
+}
 
-    /// The origin for a request addressed to `host` (its `Host`, or HTTP/2's `:authority`)
-    /// that a trusted proxy says came over `forwarded` (behind a proxy that ends TLS, the
-    /// listener's own `http` is not what the client used), borrowed in pieces: a flood of
-    /// error responses allocates nothing for it.
-    pub(crate) fn resolve<'a>(
-        &'a self,
-        host: Option<&'a [u8]>,
-        forwarded: Option<ForwardedScheme>,
-    ) -> DocsOrigin<'a> {
-        match self {
-            DocLinks::Fixed { base } => DocsOrigin::from_parts(base, ""),
-            DocLinks::OwnOrigin {
-                scheme_prefix,
-                listening,
-            } => {
-                // Only a plain host[:port] that addressing accepts is echoed (one reading of
-                // `Host`: a value refused with a 400 is never linked to); anything else falls
-                // back to our address.
-                let host = host
-                    .filter(|host| {
-                        !host.is_empty()
-                            && super::addressing::is_host(host)
-                            && host.iter().all(|byte| PLAIN_HOST.contains(*byte))
-                    })
-                    .and_then(|host| std::str::from_utf8(host).ok());
-                let scheme_prefix = match forwarded {
-                    Some(ForwardedScheme::Https) => "https://",
-                    Some(ForwardedScheme::Http) => "http://",
-                    None => scheme_prefix,
-                };
-                match host {
-                    Some(host) => DocsOrigin::from_parts(scheme_prefix, host),
-                    None => DocsOrigin::from_parts(listening, ""),
-                }
-            }
-        }
+/// `address` as a client on this machine reaches it: an unspecified address (`0.0.0.0`, `::`)
+/// becomes the loopback address of its family.
+pub fn reachable_locally(address: SocketAddr) -> SocketAddr {
+    let mut address = address;
+    if address.ip().is_unspecified() {
+        address.set_ip(match address {
+            SocketAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+            SocketAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+        });
     }
+    address
 }
 
 #[cfg(test)]
@@ -109,51 +71,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn own_origin_follows_a_valid_host_header_only() {
-        let base = DocLinks::own_origin("http", "127.0.0.1:8080".parse().unwrap());
-        assert_eq!(
-            base.resolve(Some(b"api.example.test:8443"), None)
-                .to_string(),
-            "http://api.example.test:8443"
-        );
-        assert_eq!(
-            base.resolve(Some(b"evil.test/path?x"), None).to_string(),
-            "http://127.0.0.1:8080"
-        );
-        // Characters a host may have, but a port out of range or a colon too many: refused
-        // with a 400 by addressing, so never echoed.
-        for refused in [&b"evil.example:99999"[..], b"evil.example:80:80", b"[::1"] {
-            assert_eq!(
-                base.resolve(Some(refused), None).to_string(),
-                "http://127.0.0.1:8080",
-                "{}",
-                String::from_utf8_lossy(refused)
-            );
-        }
-        assert_eq!(
-            base.resolve(None, None).to_string(),
-            "http://127.0.0.1:8080"
-        );
-        let base = DocLinks::own_origin("https", "[::1]:8443".parse().unwrap());
-        assert_eq!(base.resolve(None, None).to_string(), "https://[::1]:8443");
+    fn a_wildcard_listener_is_named_by_its_loopback_address() {
+        let named = |scheme, address: &str| {
+            DocLinks::own_origin(scheme, address.parse().unwrap())
+                .resolve()
+                .to_string()
+        };
+        assert_eq!(named("http", "0.0.0.0:8080"), "http://127.0.0.1:8080");
+        assert_eq!(named("https", "[::]:8443"), "https://[::1]:8443");
+        assert_eq!(named("http", "192.0.2.7:80"), "http://192.0.2.7:80");
+        let own = DocLinks::own_origin("http", "0.0.0.0:8080".parse().unwrap());
+        assert_eq!(own.configured(), None);
+        assert_eq!(&*own.document_origin(), "http://127.0.0.1:8080");
     }
 
-    /// Behind a proxy that ends TLS the listener speaks plain HTTP; the scheme the proxy
-    /// recorded wins, and a configured URL wins over both.
     #[test]
-    fn a_forwarded_scheme_replaces_the_listeners() {
-        let base = DocLinks::own_origin("http", "127.0.0.1:8080".parse().unwrap());
+    fn a_configured_origin_is_every_links() {
+        let fixed = DocLinks::fixed("https://partners.example.test/api".into());
         assert_eq!(
-            base.resolve(Some(b"api.example.test"), Some(ForwardedScheme::Https))
-                .to_string(),
-            "https://api.example.test"
+            fixed.configured(),
+            Some("https://partners.example.test/api")
         );
-        let fixed = DocLinks::fixed("https://partners.example.test".into());
         assert_eq!(
-            fixed
-                .resolve(Some(b"api.example.test"), Some(ForwardedScheme::Http))
-                .to_string(),
-            "https://partners.example.test"
+            fixed.resolve().to_string(),
+            "https://partners.example.test/api"
         );
     }
 }

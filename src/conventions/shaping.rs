@@ -41,7 +41,7 @@ pub fn http_layer_rejection(
         _ => ApiError::new(catalogue_code(status, &request_id)).keeping_status(status),
     };
     // Nothing of the request can be trusted, its `Host` included.
-    let mut response = error.to_response(&request_id, answers.doc_links.resolve(None, None));
+    let mut response = error.to_response(&request_id, answers.doc_links.resolve());
     set_convention_headers(
         response.headers_mut(),
         &request_id,

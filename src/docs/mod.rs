@@ -94,20 +94,37 @@ pub const PATHS: [&str; 18] = [
 /// compressing them takes about 0.1 s, which every other request on that worker would wait
 /// for. So the first request hands the work to the blocking pool ([`Docs::files`]) and waits
 /// for it there, while its worker goes on.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Docs {
     /// The origin the served documents name as their server: the configured public URL, or
     /// the listener's own origin (never one a request named: the documents are cached).
     /// `None` only where no server runs: the committed document's placeholder.
     public_origin: Option<Arc<str>>,
+    /// The document described: the API's, or the API's with an example server's endpoints.
+    describe: Describe,
     files: Arc<OnceLock<HashMap<&'static str, StaticFile>>>,
 }
 
+/// What writes the document the pages and files are rendered from.
+pub type Describe = Arc<dyn Fn() -> utoipa::openapi::OpenApi + Send + Sync>;
+
+impl Default for Docs {
+    fn default() -> Docs {
+        Docs::new(None)
+    }
+}
+
 impl Docs {
-    /// The documentation of a server reached at `public_origin`.
+    /// The documentation of the API, served at `public_origin`.
     pub fn new(public_origin: Option<Arc<str>>) -> Docs {
+        Docs::describing(public_origin, Arc::new(openapi::document))
+    }
+
+    /// The documentation of the document `describe` writes, served at `public_origin`.
+    pub fn describing(public_origin: Option<Arc<str>>, describe: Describe) -> Docs {
         Docs {
             public_origin,
+            describe,
             files: Arc::default(),
         }
     }
@@ -123,8 +140,9 @@ impl Docs {
         // worker.
         let files = Arc::clone(&self.files);
         let origin = self.public_origin.clone();
+        let describe = Arc::clone(&self.describe);
         web::block(move || {
-            files.get_or_init(|| render_files(origin.as_deref()));
+            files.get_or_init(|| render_files(origin.as_deref(), describe()));
         })
         .await
         .map_err(|error| ApiError::internal(format!("rendering the reference: {error}")))?;
@@ -132,14 +150,17 @@ impl Docs {
     }
 }
 
-fn render_files(public_origin: Option<&str>) -> HashMap<&'static str, StaticFile> {
+fn render_files(
+    public_origin: Option<&str>,
+    document: utoipa::openapi::OpenApi,
+) -> HashMap<&'static str, StaticFile> {
     const HTML: &str = "text/html; charset=utf-8";
     const JSON: &str = "application/json";
     // RFC 9512 registers application/yaml.
     const YAML: &str = "application/yaml";
     let document = match public_origin {
-        Some(origin) => openapi::for_origin(openapi::document(), origin),
-        None => openapi::document(),
+        Some(origin) => openapi::for_origin(document, origin),
+        None => document,
     };
     let mut files = HashMap::from([
         (
@@ -341,7 +362,7 @@ mod tests {
 
     #[test]
     fn every_path_but_the_redirects_has_its_file() {
-        let files = render_files(None);
+        let files = render_files(None, openapi::document());
         for path in PATHS {
             if !REDIRECTS.iter().any(|(redirected, _)| *redirected == path) {
                 assert!(files.contains_key(path), "no file for {path}");
@@ -353,7 +374,7 @@ mod tests {
     #[test]
     fn the_documents_are_what_the_code_emits() {
         let document = openapi::document();
-        let files = render_files(None);
+        let files = render_files(None, openapi::document());
         assert_eq!(
             files[DOCUMENT_YAML_PATH].body(),
             &openapi::to_yaml(&document)

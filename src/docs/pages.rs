@@ -8,11 +8,12 @@ use std::fmt::Write as _;
 
 use crate::errors::{ErrorCode, ErrorType};
 
-/// The `/docs/errors` page: every type of the catalogue and each of `codes` (those the served
-/// document's operations can answer: a code only an unpublished endpoint answers stays out),
-/// each code under `id="<code>"` with its status, type, when it happens and what a client
-/// should do.
-pub fn errors_page(codes: &[ErrorCode]) -> String {
+/// The `/docs/errors` page: every type and every code of the catalogue, each code under
+/// `id="<code>"` with its status, type, when it happens and what a client should do, so that
+/// every `doc_url` resolves and a client can handle a code before the first operation that
+/// answers it is published. A code none of `in_use` (the served document's operations' codes)
+/// is marked as such.
+pub fn errors_page(in_use: &[ErrorCode]) -> String {
     let mut page = String::from(ERRORS_INTRODUCTION);
     page.push_str("<h2 id=\"types\">Types</h2>\n<table>\n<tr><th><code>type</code></th><th>Used for</th></tr>\n");
     for error_type in ErrorType::ALL {
@@ -24,15 +25,22 @@ pub fn errors_page(codes: &[ErrorCode]) -> String {
         );
     }
     page.push_str("</table>\n<h2 id=\"codes\">Codes</h2>\n");
-    for code in codes {
+    for code in ErrorCode::ALL {
         let spec = code.spec();
+        let unanswered = if in_use.contains(&code) {
+            ""
+        } else {
+            "<dt>Published operations</dt><dd>None answers this code yet: it belongs to \
+             operations to come (keys, idempotency, changes of state), and is listed so that \
+             a client can handle it from the start.</dd>\n"
+        };
         let _ = write!(
             page,
             "<section id=\"{code}\">\n<h3><a href=\"#{code}\"><code>{code}</code></a></h3>\n<dl>\n\
              <dt>HTTP status</dt><dd>{status} {reason}</dd>\n\
              <dt>Type</dt><dd><code>{error_type}</code></dd>\n\
              <dt>When</dt><dd>{when}</dd>\n\
-             <dt>What to do</dt><dd>{action}</dd>\n</dl>\n</section>\n",
+             <dt>What to do</dt><dd>{action}</dd>\n{unanswered}</dl>\n</section>\n",
             code = spec.code,
             status = spec.status.as_u16(),
             reason = spec.status.canonical_reason().unwrap_or_default(),
@@ -162,7 +170,7 @@ mod tests {
 
     #[test]
     fn every_code_has_an_anchor_and_its_facts() {
-        let page = errors_page(&ErrorCode::ALL);
+        let page = errors_page(&[ErrorCode::ResourceMissing]);
         for code in ErrorCode::ALL {
             let spec = code.spec();
             let start = page
@@ -172,6 +180,12 @@ mod tests {
             assert!(section.contains(&format!("<dd>{} ", spec.status.as_u16())));
             assert!(section.contains(&format!("<code>{}</code>", spec.error_type.as_str())));
             assert!(section.contains(&inline_markup(spec.client_action)));
+            assert_eq!(
+                section.contains("None answers this code yet"),
+                code != ErrorCode::ResourceMissing,
+                "{}",
+                spec.code
+            );
         }
     }
 

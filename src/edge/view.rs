@@ -17,7 +17,7 @@ use actix_web::http::Method;
 use actix_web::http::uri::Uri;
 
 use super::byte_set::ByteSet;
-use super::client::{ClientResolver, ForwardedScheme};
+use super::client::ClientResolver;
 use super::routes::{API_PREFIX, RouteIndex, RouteTable};
 use crate::auth::Caller;
 use crate::auth::store::KeyStore;
@@ -26,15 +26,12 @@ use crate::auth::store::KeyStore;
 #[derive(Debug)]
 pub struct RequestView {
     method: Method,
-    /// The request target as sent: the origin for `doc_url` (HTTP/2's `:authority`) and,
-    /// when it needed no decoding, the path.
+    /// The request target as sent: when it needed no decoding, the path.
     uri: Uri,
     /// The path as the router decoded it, when that differs from the path as sent.
     decoded: Option<Box<str>>,
     route: Option<RouteIndex>,
     client: Option<IpAddr>,
-    /// The scheme the client used, when a trusted proxy recorded it.
-    forwarded_scheme: Option<ForwardedScheme>,
     /// Who the request's `Authorization` header says it comes from (`auth`).
     caller: Caller,
 }
@@ -68,7 +65,6 @@ impl RequestView {
             caller,
             method: request.method().clone(),
             client: clients.resolve(peer, request.headers()),
-            forwarded_scheme: clients.forwarded_scheme(peer, request.headers()),
             uri,
             decoded,
             route,
@@ -103,12 +99,6 @@ impl RequestView {
     /// Who the request comes from, by its key.
     pub fn caller(&self) -> &Caller {
         &self.caller
-    }
-
-    /// The scheme the client used to reach the proxy in front of us, as a trusted proxy
-    /// recorded it.
-    pub fn forwarded_scheme(&self) -> Option<ForwardedScheme> {
-        self.forwarded_scheme
     }
 
     /// Whether the request is for the API (its path, decoded, is under `/v1`) rather than the

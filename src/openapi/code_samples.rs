@@ -1,11 +1,15 @@
 //! The code samples every operation carries, as `x-codeSamples` (the extension Redocly and
 //! other references read; `/docs/` renders it with a small plugin of its own): the request in
-//! curl, in Python with its standard library only, and in TypeScript with `fetch` (Node 18 and
-//! later, and browsers). They are written from the document itself, the operation's method,
-//! path, path parameters' examples and body example and the document's server, so a sample
-//! never disagrees with the operation it shows, and a served document's samples name the
-//! origin it was served for. CI runs every sample of a served document against a release
-//! build (`scripts/check-code-samples`).
+//! curl, in Python with its standard library only, and in TypeScript with `fetch` (Node 20 and
+//! later, and browsers), each one a whole program that runs as pasted (the TypeScript in any
+//! `.ts` file, module or not: no top-level `await`). They are written from the document
+//! itself, the operation's method, path, path parameters' examples, body example
+//! ([`super::body_examples`]) and security, and the document's server, so a sample never
+//! disagrees with the operation it shows, and a served document's samples name the origin it
+//! was served for. An operation behind a partner key sends `Authorization: Bearer` with the key
+//! from the environment variable `PARTNER_API_KEY` (never a key written into a page); one that
+//! takes an `Idempotency-Key` sends a new UUID. CI runs every sample of a served document
+//! against a release build (`scripts/check-code-samples`), the keyed ones with a test key.
 
 use serde_json::{Value, json};
 use utoipa::openapi::path::{Operation, ParameterIn};
@@ -43,12 +47,18 @@ pub fn add_to(document: &mut OpenApi, base_url: &str) {
     }
 }
 
-/// What a sample sends: the method, the URL with its path parameters filled in, and the JSON
-/// body, if the operation takes one.
+/// The environment variable a sample reads the partner key from.
+const KEY_VARIABLE: &str = "PARTNER_API_KEY";
+
+/// What a sample sends: the method, the URL with its path parameters filled in, the JSON
+/// body, if the operation takes one, the key if it needs one, and an `Idempotency-Key` if it
+/// takes one.
 struct Request {
     method: &'static str,
     url: String,
     body: Option<String>,
+    keyed: bool,
+    idempotent: bool,
 }
 
 impl Request {
@@ -79,7 +89,22 @@ impl Request {
                 RefOr::Ref(_) => None,
             })
             .map(|example| example.to_string());
-        Request { method, url, body }
+        let keyed = operation.security.as_ref().is_some_and(|requirements| {
+            serde_json::to_value(requirements)
+                .is_ok_and(|value| value.to_string().contains(crate::auth::SECURITY_SCHEME))
+        });
+        let idempotent = operation.parameters.iter().flatten().any(|parameter| {
+            matches!(parameter, RefOr::T(parameter)
+                if parameter.parameter_in == ParameterIn::Header
+                    && parameter.name == crate::edge::header::IDEMPOTENCY_KEY)
+        });
+        Request {
+            method,
+            url,
+            body,
+            keyed,
+            idempotent,
+        }
     }
 
     fn samples(&self) -> Value {
@@ -102,6 +127,14 @@ impl Request {
             "GET" => command.push_str(" --include"),
             method => command.push_str(&format!(" --include --request {method}")),
         }
+        if self.keyed {
+            command.push_str(&format!(
+                " \\\n  --header \"Authorization: Bearer ${KEY_VARIABLE}\""
+            ));
+        }
+        if self.idempotent {
+            command.push_str(" \\\n  --header \"Idempotency-Key: $(uuidgen)\"");
+        }
         if let Some(body) = &self.body {
             command.push_str(&format!(
                 " \\\n  --header 'Content-Type: application/json' --data '{}'",
@@ -115,25 +148,52 @@ impl Request {
     /// The standard library only, so the sample runs wherever Python 3 does; an error answer
     /// (4xx, 5xx) is printed too, not raised, with its request id.
     fn python(&self) -> String {
-        let mut source = String::new();
+        let mut imports = Vec::new();
         if self.body.is_some() || self.has_body_answer() {
-            source.push_str("import json\n");
+            imports.push("import json");
         }
-        source.push_str("import urllib.error\nimport urllib.request\n\n");
-        match &self.body {
-            Some(body) => source.push_str(&format!(
-                "request = urllib.request.Request(\n    {url},\n    method=\"{method}\",\n    \
-                 data=json.dumps({body}).encode(),\n    \
-                 headers={{\"Content-Type\": \"application/json\"}},\n)\n",
-                url = json!(self.url),
-                method = self.method,
-                body = python_literal(body),
-            )),
-            None => source.push_str(&format!(
-                "request = urllib.request.Request({url}, method=\"{method}\")\n",
-                url = json!(self.url),
-                method = self.method,
-            )),
+        if self.keyed {
+            imports.push("import os");
+        }
+        imports.extend(["import urllib.error", "import urllib.request"]);
+        if self.idempotent {
+            imports.push("import uuid");
+        }
+        let mut source = imports.join("\n");
+        source.push_str("\n\n");
+        let mut headers = Vec::new();
+        if self.keyed {
+            headers.push(format!(
+                "\"Authorization\": \"Bearer \" + os.environ[\"{KEY_VARIABLE}\"]"
+            ));
+        }
+        if self.idempotent {
+            headers.push("\"Idempotency-Key\": str(uuid.uuid4())".to_owned());
+        }
+        if self.body.is_some() {
+            headers.push("\"Content-Type\": \"application/json\"".to_owned());
+        }
+        let url = json!(self.url);
+        let method = self.method;
+        if headers.is_empty() {
+            source.push_str(&format!(
+                "request = urllib.request.Request({url}, method=\"{method}\")\n"
+            ));
+        } else {
+            source.push_str(&format!(
+                "request = urllib.request.Request(\n    {url},\n    method=\"{method}\",\n"
+            ));
+            if let Some(body) = &self.body {
+                source.push_str(&format!(
+                    "    data=json.dumps({}).encode(),\n",
+                    python_literal(body)
+                ));
+            }
+            source.push_str("    headers={\n");
+            for header in headers {
+                source.push_str(&format!("        {header},\n"));
+            }
+            source.push_str("    },\n)\n");
         }
         // JSON only when it is JSON: a balancer in front may answer HTML, a 204 nothing.
         let read = if self.has_body_answer() {
@@ -153,30 +213,49 @@ impl Request {
         source
     }
 
-    /// `fetch`, with a deadline; the body is read as JSON only when it is JSON (a balancer in
-    /// front may answer HTML).
+    /// `fetch`, with a deadline, inside an async function called at once: pasted into any
+    /// `.ts` file, module or not, it runs (top-level `await` needs a module). The body is
+    /// read as JSON only when it is JSON (a balancer in front may answer HTML).
     fn typescript(&self) -> String {
-        let mut options = format!("  method: \"{}\",\n", self.method);
-        if let Some(body) = &self.body {
-            options.push_str(&format!(
-                "  headers: {{ \"Content-Type\": \"application/json\" }},\n  body: JSON.stringify({body}),\n"
+        let mut options = format!("    method: \"{}\",\n", self.method);
+        let mut headers = Vec::new();
+        if self.keyed {
+            headers.push(format!(
+                "Authorization: `Bearer ${{process.env.{KEY_VARIABLE}}}`"
             ));
         }
+        if self.idempotent {
+            headers.push("\"Idempotency-Key\": crypto.randomUUID()".to_owned());
+        }
+        if self.body.is_some() {
+            headers.push("\"Content-Type\": \"application/json\"".to_owned());
+        }
+        if !headers.is_empty() {
+            options.push_str("    headers: {\n");
+            for header in headers {
+                options.push_str(&format!("      {header},\n"));
+            }
+            options.push_str("    },\n");
+        }
+        if let Some(body) = &self.body {
+            options.push_str(&format!("    body: JSON.stringify({body}),\n"));
+        }
         options.push_str(&format!(
-            "  signal: AbortSignal.timeout({}),\n",
+            "    signal: AbortSignal.timeout({}),\n",
             TIMEOUT_SECS * 1000
         ));
         let mut source = format!(
-            "const answer = await fetch({url}, {{\n{options}}});\n\
+            "void (async () => {{\n  const answer = await fetch({url}, {{\n{options}  }});\n  \
              console.log(answer.status, answer.headers.get(\"Service-Request-Id\"));\n",
             url = json!(self.url),
         );
         if self.has_body_answer() {
             source.push_str(
-                "const json = answer.headers.get(\"Content-Type\")?.startsWith(\"application/json\");\n\
+                "  const json = answer.headers.get(\"Content-Type\")?.startsWith(\"application/json\");\n  \
                  console.log(json ? await answer.json() : await answer.text());\n",
             );
         }
+        source.push_str("})();\n");
         source
     }
 }
@@ -250,6 +329,8 @@ mod tests {
             method,
             url: "https://api.example.com/v1/things/th_1".to_owned(),
             body: body.map(str::to_owned),
+            keyed: false,
+            idempotent: false,
         }
     }
 
@@ -272,11 +353,12 @@ mod tests {
         );
         assert_eq!(
             get.typescript(),
-            "const answer = await fetch(\"https://api.example.com/v1/things/th_1\", {\n  method: \"GET\",\n  \
-             signal: AbortSignal.timeout(10000),\n});\n\
-             console.log(answer.status, answer.headers.get(\"Service-Request-Id\"));\n\
-             const json = answer.headers.get(\"Content-Type\")?.startsWith(\"application/json\");\n\
-             console.log(json ? await answer.json() : await answer.text());\n"
+            "void (async () => {\n  \
+             const answer = await fetch(\"https://api.example.com/v1/things/th_1\", {\n    \
+             method: \"GET\",\n    signal: AbortSignal.timeout(10000),\n  });\n  \
+             console.log(answer.status, answer.headers.get(\"Service-Request-Id\"));\n  \
+             const json = answer.headers.get(\"Content-Type\")?.startsWith(\"application/json\");\n  \
+             console.log(json ? await answer.json() : await answer.text());\n})();\n"
         );
     }
 
@@ -285,9 +367,8 @@ mod tests {
         assert_eq!(percent_encoded("th_0001"), "th_0001");
         assert_eq!(percent_encoded("a b/é'"), "a%20b%2F%C3%A9%27");
         let quoted = Request {
-            method: "GET",
             url: "https://api.example.com/v1/it's".to_owned(),
-            body: None,
+            ..request("GET", None)
         };
         assert!(quoted.curl().ends_with(
             r"'https://api.example.com/v1/it'\''s'
@@ -317,5 +398,34 @@ mod tests {
             post.typescript()
                 .contains(r#"body: JSON.stringify({"note":"it's","active":true,"ends":null}),"#)
         );
+    }
+
+    /// A keyed create: the key from the environment, a new `Idempotency-Key`, the body.
+    #[test]
+    fn a_keyed_operation_sends_the_key_from_the_environment_and_a_new_idempotency_key() {
+        let create = Request {
+            keyed: true,
+            idempotent: true,
+            ..request("POST", Some(r#"{"label":"Morning walks"}"#))
+        };
+        assert_eq!(
+            create.curl(),
+            "curl --silent --show-error --max-time 10 --include --request POST \\\n  \
+             --header \"Authorization: Bearer $PARTNER_API_KEY\" \\\n  \
+             --header \"Idempotency-Key: $(uuidgen)\" \\\n  \
+             --header 'Content-Type: application/json' --data '{\"label\":\"Morning walks\"}' \\\n  \
+             'https://api.example.com/v1/things/th_1'\n"
+        );
+        assert!(create.python().starts_with(
+            "import json\nimport os\nimport urllib.error\nimport urllib.request\nimport uuid\n\n\
+             request = urllib.request.Request(\n    \"https://api.example.com/v1/things/th_1\",\n    \
+             method=\"POST\",\n    data=json.dumps({\"label\": \"Morning walks\"}).encode(),\n    \
+             headers={\n        \"Authorization\": \"Bearer \" + os.environ[\"PARTNER_API_KEY\"],\n        \
+             \"Idempotency-Key\": str(uuid.uuid4()),\n        \"Content-Type\": \"application/json\",\n    },\n)\n"
+        ));
+        assert!(create.typescript().contains(
+            "    headers: {\n      Authorization: `Bearer ${process.env.PARTNER_API_KEY}`,\n      \
+             \"Idempotency-Key\": crypto.randomUUID(),\n      \"Content-Type\": \"application/json\",\n    },\n"
+        ));
     }
 }

@@ -3,11 +3,12 @@
 //! uses and adds what the request conventions give every operation, so the document cannot
 //! describe routes the server does not have: the pinned `info`, the `/v1` server, the error
 //! responses (from the error catalogue, with their headers and examples), the headers every
-//! response carries, the HEAD twin of every GET, and each operation's code samples
-//! (`x-codeSamples`, [`code_samples`]). `openapi/v1.yaml` is exactly
+//! response carries, the HEAD twin of every GET, each request body's example
+//! ([`body_examples`]) and each operation's code samples (`x-codeSamples`, [`code_samples`]). `openapi/v1.yaml` is exactly
 //! [`to_yaml`]'s output; a test fails when the two differ. [`oas30`] derives the 3.0.3
 //! rendition, `openapi/v1.oas30.yaml`, for generators that read 3.0 only.
 
+mod body_examples;
 mod code_samples;
 mod components;
 mod deprecation;
@@ -206,6 +207,7 @@ fn complete(mut api: OpenApi, deprecations: &[Deprecation], tags: &[(&str, &str)
         deprecation::add_headers(components);
     }
     drop_unused_responses(&mut api);
+    body_examples::add_to(&mut api);
     // The placeholder origin, which a served document replaces (`for_origin`); last, because
     // the code samples are written from the finished operations.
     for_origin(api, EXAMPLE_ORIGIN)

@@ -3,8 +3,11 @@
 //! so both always say the same thing: `type: [T, "null"]` becomes `type: T` with
 //! `nullable: true`; a schema's `examples` list becomes its first `example`; `const` becomes a
 //! one-value `enum`; and a schema `$ref` with sibling keywords (ignored beside `$ref` in 3.0)
-//! becomes an `allOf` of that reference, keeping the description. `openapi/v1.oas30.yaml` is
-//! exactly [`to_yaml`]'s output; a test fails when the two differ.
+//! becomes an `allOf` of that reference, keeping the description; a nullable schema written
+//! `oneOf: [<schema>, {type: null}]` (what an `Option` of a named type gives) becomes that
+//! schema with `nullable: true`, a reference as `allOf: [<reference>]` with the referenced
+//! schema's `type` beside it (3.0's `nullable` applies only beside a `type`).
+//! `openapi/v1.oas30.yaml` is exactly [`to_yaml`]'s output; a test fails when the two differ.
 
 use serde_json::{Map, Value, json};
 use utoipa::openapi::OpenApi;
@@ -15,7 +18,8 @@ pub const VERSION: &str = "3.0.3";
 /// The 3.0.3 rendition of `document`.
 pub fn convert(document: &OpenApi) -> Value {
     let mut value = super::canonical(document);
-    rewrite(&mut value);
+    let types = schema_types(&value);
+    rewrite(&mut value, &types);
     value["openapi"] = json!(VERSION);
     value
 }
@@ -42,24 +46,77 @@ const LITERAL_KEYS: [&str; 5] = ["example", "examples", "default", "enum", "cons
 /// schema.
 const SCHEMA_MAP_KEYS: [&str; 3] = ["properties", "patternProperties", "schemas"];
 
-/// Rewrites every 3.1-only construct in `value` and below it.
-fn rewrite(value: &mut Value) {
+/// The `type` of each named schema that has one, by the reference that names it
+/// (`#/components/schemas/Date` → `"string"`).
+fn schema_types(document: &Value) -> Map<String, Value> {
+    let schemas = document["components"]["schemas"].as_object();
+    schemas
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, schema)| {
+            let kind = schema.get("type").filter(|kind| kind.is_string())?;
+            Some((format!("#/components/schemas/{name}"), kind.clone()))
+        })
+        .collect()
+}
+
+/// Rewrites every 3.1-only construct in `value` and below it; `types` as [`schema_types`].
+fn rewrite(value: &mut Value, types: &Map<String, Value>) {
     match value {
         Value::Object(object) => {
             for (key, child) in object.iter_mut() {
                 match child {
                     Value::Object(named) if SCHEMA_MAP_KEYS.contains(&key.as_str()) => {
-                        named.values_mut().for_each(rewrite);
+                        named.values_mut().for_each(|child| rewrite(child, types));
                     }
                     _ if LITERAL_KEYS.contains(&key.as_str()) => {}
-                    _ => rewrite(child),
+                    _ => rewrite(child, types),
                 }
             }
             rewrite_schema(object);
+            rewrite_nullable_alternative(object, types);
         }
-        Value::Array(items) => items.iter_mut().for_each(rewrite),
+        Value::Array(items) => items.iter_mut().for_each(|item| rewrite(item, types)),
         _ => {}
     }
+}
+
+/// `oneOf` (or `anyOf`) of one schema and `{type: null}`, already rewritten below, as that
+/// schema with `nullable: true`. A reference, already `allOf: [<reference>]` with its siblings
+/// (or bare), gets its target's `type` beside `nullable`.
+fn rewrite_nullable_alternative(object: &mut Map<String, Value>, types: &Map<String, Value>) {
+    let null = json!({"type": "null"});
+    let Some(keyword) = ["oneOf", "anyOf"].into_iter().find(|keyword| {
+        object
+            .get(*keyword)
+            .and_then(Value::as_array)
+            .is_some_and(|alternatives| alternatives.len() == 2 && alternatives.contains(&null))
+    }) else {
+        return;
+    };
+    let Some(Value::Array(alternatives)) = object.remove(keyword) else {
+        unreachable!("checked above");
+    };
+    let Some(Value::Object(mut schema)) = alternatives.into_iter().find(|schema| *schema != null)
+    else {
+        return;
+    };
+    if let Some(reference) = schema.remove("$ref") {
+        schema.insert("allOf".to_owned(), json!([{ "$ref": reference }]));
+    }
+    let target = schema
+        .get("allOf")
+        .and_then(|all| all.get(0)?.get("$ref")?.as_str())
+        .unwrap_or_default();
+    if !schema.contains_key("type")
+        && let Some(kind) = types.get(target)
+    {
+        object.insert("type".to_owned(), kind.clone());
+    }
+    for (key, value) in schema {
+        object.entry(key).or_insert(value);
+    }
+    object.insert("nullable".to_owned(), json!(true));
 }
 
 /// Rewrites `object` where it is a schema using a 3.1 construct. Each test looks at a shape
@@ -103,7 +160,8 @@ mod tests {
     use super::*;
 
     fn rewritten(mut value: Value) -> Value {
-        rewrite(&mut value);
+        let types = json!({"#/components/schemas/Date": "string"});
+        rewrite(&mut value, types.as_object().unwrap());
         value
     }
 
@@ -145,6 +203,36 @@ mod tests {
         );
         let bare = json!({"$ref": "#/components/schemas/A"});
         assert_eq!(rewritten(bare.clone()), bare);
+    }
+
+    #[test]
+    fn a_nullable_reference_becomes_all_of_with_nullable_and_the_targets_type() {
+        assert_eq!(
+            rewritten(json!({"oneOf": [
+                {"$ref": "#/components/schemas/Date", "description": "d"},
+                {"type": "null"},
+            ]})),
+            json!({
+                "type": "string",
+                "description": "d",
+                "allOf": [{"$ref": "#/components/schemas/Date"}],
+                "nullable": true,
+            })
+        );
+        assert_eq!(
+            rewritten(json!({"anyOf": [{"type": "null"}, {"$ref": "#/components/schemas/Date"}]})),
+            json!({
+                "type": "string",
+                "allOf": [{"$ref": "#/components/schemas/Date"}],
+                "nullable": true,
+            })
+        );
+        assert_eq!(
+            rewritten(json!({"oneOf": [{"type": "integer", "minimum": 1}, {"type": "null"}]})),
+            json!({"type": "integer", "minimum": 1, "nullable": true})
+        );
+        let two_kinds = json!({"oneOf": [{"type": "integer"}, {"type": "string"}]});
+        assert_eq!(rewritten(two_kinds.clone()), two_kinds);
     }
 
     #[test]

@@ -174,7 +174,7 @@ fn not_served(request: &HttpRequest, doc_links: &DocLinks) -> HttpResponse {
         ApiError::resource_missing(request.method(), path)
     };
     let request_id = RequestId::generate();
-    let mut response = error.to_response(&request_id, doc_links.resolve(None, None));
+    let mut response = error.to_response(&request_id, doc_links.resolve());
     set_convention_headers(response.headers_mut(), &request_id, None, None);
     response
 }

@@ -158,10 +158,11 @@ pub struct ServerConfig {
 
     /// Where partners reach the service: its public origin and optional path prefix, e.g.
     /// https://api.example.com. `doc_url` in error bodies points into it and the served OpenAPI
-    /// documents name it as their server. Set it wherever the service runs behind a proxy or
-    /// balancer. Default: the origin the client addressed, with the scheme a trusted proxy
-    /// forwarded (`X-Forwarded-Proto` or `Forwarded: proto=`) or else the listener's own.
-    /// `--docs-base-url` is its former name.
+    /// documents, their code samples and the changelog feed name it. Set it wherever partners
+    /// reach the service by another name (behind a proxy or balancer, or listening on 0.0.0.0
+    /// or [::]). Default: the listener's own origin, a wildcard address named by its loopback
+    /// address (http://127.0.0.1:8080); never the Host a client sent. `--docs-base-url` is its
+    /// former name.
     #[arg(long, alias = "docs-base-url", env = "PARTNER_API_PUBLIC_URL", value_name = "URL",
           value_parser = parse_base_url)]
     pub public_url: Option<BaseUrl>,

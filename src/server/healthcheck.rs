@@ -5,7 +5,7 @@
 //! public roots, or, for a loopback host only and when asked, skips the verification; its output
 //! says which. One deadline covers the whole probe, so it cannot hang.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -31,7 +31,10 @@ pub fn run(args: &HealthcheckArgs, server: &ServerConfig) -> ExitCode {
             } else {
                 "http"
             };
-            format!("{scheme}://{}", probe_address(server.bind))
+            format!(
+                "{scheme}://{}",
+                crate::conventions::origin::reachable_locally(server.bind)
+            )
         }
     };
     // A base URL gets the ping's path; the ping's own URL, as a monitor is configured with, is
@@ -56,19 +59,6 @@ pub fn run(args: &HealthcheckArgs, server: &ServerConfig) -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// The bind address as a client reaches it: an unspecified address (0.0.0.0, ::) becomes
-/// the loopback address of its family.
-fn probe_address(bind: SocketAddr) -> SocketAddr {
-    let mut addr = bind;
-    if addr.ip().is_unspecified() {
-        addr.set_ip(match addr {
-            SocketAddr::V4(_) => std::net::Ipv4Addr::LOCALHOST.into(),
-            SocketAddr::V6(_) => std::net::Ipv6Addr::LOCALHOST.into(),
-        });
-    }
-    addr
 }
 
 /// How an HTTPS probe checks the server's certificate.
@@ -228,17 +218,5 @@ mod tests {
         }
         let refused = tls_config(&Trust::NoVerification, "api.example.com").unwrap_err();
         assert!(refused.contains("loopback hosts only"), "{refused}");
-    }
-
-    #[test]
-    fn unspecified_bind_is_probed_on_loopback() {
-        assert_eq!(
-            probe_address("0.0.0.0:9000".parse().unwrap()),
-            "127.0.0.1:9000".parse().unwrap()
-        );
-        assert_eq!(
-            probe_address("[::]:9000".parse().unwrap()),
-            "[::1]:9000".parse().unwrap()
-        );
     }
 }

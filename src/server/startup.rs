@@ -61,6 +61,7 @@ pub struct Extension<X: ?Sized + 'static> {
     context: web::Data<X>,
     endpoints: Endpoints<X>,
     framework_routes: fn(&mut ServiceConfig),
+    published: bool,
 }
 
 impl Extension<()> {
@@ -77,6 +78,7 @@ impl<X: Send + Sync + 'static> Extension<X> {
             context: web::Data::new(context),
             endpoints,
             framework_routes: |_| {},
+            published: false,
         }
     }
 }
@@ -88,6 +90,26 @@ impl<X: ?Sized + 'static> Extension<X> {
     pub fn with_framework_routes(mut self, routes: fn(&mut ServiceConfig)) -> Self {
         self.framework_routes = routes;
         self
+    }
+
+    /// With these endpoints in the served documents and the reference beside the API's: an
+    /// example server, whose reference, samples and documents show what it serves. The
+    /// tests' servers serve the API's own document, as production does.
+    pub fn published(mut self) -> Self {
+        self.published = true;
+        self
+    }
+
+    /// The documentation the server serves: the API's, with these endpoints when published.
+    fn docs(&self, public_origin: Arc<str>) -> Docs {
+        if !self.published {
+            return Docs::new(Some(public_origin));
+        }
+        let endpoints = self.endpoints;
+        Docs::describing(
+            Some(public_origin),
+            Arc::new(move || crate::openapi::document_with(&endpoints)),
+        )
     }
 
     /// Mounts the API's endpoints and these on `config`, as the app factory and the route
@@ -115,6 +137,7 @@ impl<X: ?Sized> Clone for Extension<X> {
             context: self.context.clone(),
             endpoints: self.endpoints,
             framework_routes: self.framework_routes,
+            published: self.published,
         }
     }
 }
@@ -537,10 +560,11 @@ fn warn_if_every_peer_is_trusted(config: &ServerConfig) {
     }
 }
 
-/// Without `--public-url` the served OpenAPI documents and `doc_url` links name the
-/// listener's own origin: right for a local run, but a service listening beyond loopback, or
-/// behind a proxy (trusted proxies configured, a loopback listener included), is reached by
-/// another name, which only the operator knows. Said at start.
+/// Without `--public-url` the served OpenAPI documents, their samples and `doc_url` links name
+/// the listener's own origin, a wildcard address by its loopback one: right for a local run,
+/// but a service listening beyond loopback, or behind a proxy (trusted proxies configured, a
+/// loopback listener included), is reached by another name, which only the operator knows.
+/// Said at start, with the origin the links name.
 fn public_url_warning(
     configured: bool,
     local_addr: SocketAddr,
@@ -554,10 +578,11 @@ fn public_url_warning(
     } else {
         "beyond loopback"
     };
+    let named = crate::conventions::origin::reachable_locally(local_addr);
     Some(format!(
         "listening on {local_addr} {reached} without --public-url: the served OpenAPI \
-         documents name the server {local_addr} and clients generated from them call it; set \
-         --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
+         documents, their code samples and doc_url links name {named}, this machine's own \
+         address; set --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
     ))
 }
 
@@ -668,7 +693,7 @@ fn app_settings<X: ?Sized>(
             stall: config.body_timeout(),
         },
         api: web::Data::new(ApiContext::new(&shared.database)),
-        docs: Docs::new(Some(shared.doc_links.document_origin())),
+        docs: extension.docs(shared.doc_links.document_origin()),
     }
 }
 
@@ -945,16 +970,17 @@ mod tests {
             public_url_warning(false, everywhere, false).as_deref(),
             Some(
                 "listening on 0.0.0.0:8080 beyond loopback without --public-url: the served \
-                 OpenAPI documents name the server 0.0.0.0:8080 and clients generated from them \
-                 call it; set --public-url (PARTNER_API_PUBLIC_URL) to the URL partners use"
+                 OpenAPI documents, their code samples and doc_url links name 127.0.0.1:8080, \
+                 this machine's own address; set --public-url (PARTNER_API_PUBLIC_URL) to the \
+                 URL partners use"
             )
         );
         assert_eq!(
             public_url_warning(false, loopback, true).as_deref(),
             Some(
                 "listening on 127.0.0.1:8080 behind a proxy (--trusted-proxies is set) without \
-                 --public-url: the served OpenAPI documents name the server 127.0.0.1:8080 and \
-                 clients generated from them call it; set --public-url \
+                 --public-url: the served OpenAPI documents, their code samples and doc_url \
+                 links name 127.0.0.1:8080, this machine's own address; set --public-url \
                  (PARTNER_API_PUBLIC_URL) to the URL partners use"
             )
         );

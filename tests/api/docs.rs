@@ -390,6 +390,27 @@ async fn the_server_serves_the_committed_rendition() {
     assert_eq!(json.json()["openapi"], "3.0.3");
 }
 
+/// The four documents as a server serves them, written for `scripts/lint-openapi` to lint
+/// with the project's rules (`target/served-documents/`): what partners' tools read is held
+/// to zero findings too, not only the committed YAML.
+#[actix_web::test]
+async fn the_served_documents_are_written_for_the_lint() {
+    let app = spawn_app().await;
+    let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/target/served-documents");
+    std::fs::create_dir_all(directory).unwrap();
+    for path in [
+        docs::DOCUMENT_JSON_PATH,
+        docs::DOCUMENT_YAML_PATH,
+        docs::OAS30_JSON_PATH,
+        docs::OAS30_YAML_PATH,
+    ] {
+        let served = app.get(path).await;
+        assert_eq!(served.status, 200, "{path}");
+        let name = path.rsplit('/').next().unwrap();
+        std::fs::write(format!("{directory}/{name}"), served.text()).unwrap();
+    }
+}
+
 /// Without `--public-url` the served documents name the listener's own origin, whatever
 /// `Host` a request names: a document is the same for every client (and cacheable), so a
 /// client generated from a local run's document calls `http://127.0.0.1:<port>/v1` as is.

@@ -16,6 +16,13 @@ pub static DOCUMENT: LazyLock<Value> = LazyLock::new(|| {
     serde_json::to_value(document).expect("the document serializes")
 });
 
+/// Its 3.0.3 rendition, against which every answer is checked too (`contract::check_response`).
+pub static DOCUMENT_30: LazyLock<Value> = LazyLock::new(|| {
+    partner_api::openapi::oas30::convert(&partner_api::openapi::document_with(
+        &crate::things::ENDPOINTS,
+    ))
+});
+
 /// One operation of [`DOCUMENT`].
 pub struct Operation {
     /// `get`, `head`, ...

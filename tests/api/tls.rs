@@ -191,10 +191,7 @@ async fn ping_over_http1_and_http2_with_hsts() {
     let body: serde_json::Value = response.json().await.unwrap();
     assert_eq!(
         body["error"]["doc_url"],
-        format!(
-            "https://localhost:{}/docs/errors#resource_missing",
-            app.local_addr.port()
-        )
+        format!("https://{}/docs/errors#resource_missing", app.local_addr)
     );
 }
 
