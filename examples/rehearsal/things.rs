@@ -1,7 +1,7 @@
 //! The endpoints to come, rehearsed: things that belong to a partner, read and changed with a
 //! partner key and audited as member data are: a list with pagination and a thing by id (the
-//! `things:read` scope), a create with an `Idempotency-Key`, a PATCH and an action,
-//! `/archive` (`things:write`), with a store behind them shared by every worker and the
+//! `things:read` scope), a create with an `Idempotency-Key`, a PATCH, an action, `/archive`,
+//! and a DELETE (`things:write`), with a store behind them shared by every worker and the
 //! request context in their log lines. Never in `openapi/v1.yaml` nor in the `partner-api`
 //! binary: the test build mounts it (`tests/api/things.rs`, which tests it) and so does the
 //! example server beside this file (`cargo run --example rehearsal`), the same module, so
@@ -18,8 +18,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use partner_api::api::date::Date;
 use partner_api::api::list::{List, ListQuery};
+use partner_api::api::money::Money;
 use partner_api::api::table::Table;
-use partner_api::api::write::{Created, Patch, not_null};
+use partner_api::api::timestamp::Timestamp;
+use partner_api::api::write::{Created, Deleted, Patch, not_null};
 use partner_api::database::Database;
 use partner_api::edge::context::RequestContext;
 use partner_api::edge::deprecation::Deprecation;
@@ -48,6 +50,10 @@ pub struct Thing {
     pub status: ThingStatus,
     /// The day it starts, if one is set.
     pub starts_on: Option<Date>,
+    /// What it costs, if it has a price.
+    pub price: Option<Money>,
+    /// When it was created.
+    pub created: Timestamp,
 }
 
 /// The `object` value of a thing.
@@ -81,6 +87,9 @@ pub struct ThingStore {
 /// The partner the test store's things belong to.
 pub const TEST_PARTNER: &str = "pt_test";
 
+/// When the test store's things were created.
+pub const SEEDED_AT: &str = "2026-11-25T00:00:00Z";
+
 impl ThingStore {
     /// `count` things of `pt_test`, `th_0001` onwards, kept where `database` says (in a
     /// database, those there already are kept as they are).
@@ -96,6 +105,8 @@ impl ThingStore {
                     label: Label::new(&format!("Thing number {n}")).expect("a label's length"),
                     status: ThingStatus::Active,
                     starts_on: None,
+                    price: None,
+                    created: Timestamp::parse(SEEDED_AT).expect("a moment's shape"),
                 };
                 (id, thing)
             }),
@@ -126,6 +137,9 @@ pub struct NewThing {
     /// The day it starts, if one is known.
     #[serde(default)]
     pub starts_on: Option<Date>,
+    /// What it costs, if it has a price.
+    #[serde(default)]
+    pub price: Option<Money>,
 }
 
 /// The body of `update_thing`: the fields to change, each left out to keep it.
@@ -140,6 +154,10 @@ pub struct ThingChange {
     #[serde(default)]
     #[schema(value_type = Option<Date>, required = false)]
     pub starts_on: Patch<Date>,
+    /// A new price, or `null` to unset it.
+    #[serde(default)]
+    #[schema(value_type = Option<Money>, required = false)]
+    pub price: Patch<Money>,
 }
 
 /// List things
@@ -229,6 +247,8 @@ pub async fn create_thing(
         label: new.label.clone(),
         status: ThingStatus::Active,
         starts_on: new.starts_on,
+        price: new.price.clone(),
+        created: Timestamp::now(),
     };
     let things = &context.app().things;
     things.create(&context, (&key, &new), id, thing).await
@@ -260,6 +280,7 @@ pub async fn update_thing(
             thing.label = label;
         }
         change.starts_on.apply_to(&mut thing.starts_on);
+        change.price.apply_to(&mut thing.price);
         Ok(thing.clone())
     });
     changed.await.map(Json)
@@ -290,6 +311,31 @@ pub async fn archive_thing(
         Ok(thing.clone())
     });
     archived.await.map(Json)
+}
+
+/// Delete a thing
+///
+/// Removes the thing for good, archived or not; its id is never used again.
+#[utoipa::path(
+    delete,
+    path = "/v1/things/{thing}",
+    tag = "Things",
+    security(("partner_key" = ["things:write"])),
+    extensions(("x-member-data" = json!(true))),
+    params(ThingPath),
+    responses((status = 200, description = "The thing, deleted.", body = Deleted)),
+)]
+pub async fn delete_thing(
+    context: RequestContext<ThingStore>,
+    Path(path): Path<ThingPath>,
+    _query: Query<NoQuery>,
+    _body: Body<NoBody>,
+) -> Result<Json<Deleted>, ApiError> {
+    let things = &context.app().things;
+    things
+        .remove(&context, &path.thing, |_| Ok(()))
+        .await
+        .map(Json)
 }
 
 /// 409 `state_conflict` for an archived thing.
@@ -324,4 +370,5 @@ fn mount(mount: &mut Mount<'_, '_, ThingStore>) {
     mount!(mount, create_thing);
     mount!(mount, update_thing);
     mount!(mount, archive_thing);
+    mount!(mount, delete_thing);
 }

@@ -51,6 +51,9 @@ for path, item in document["paths"].items():
             if only in (None, sample["lang"]):
                 samples.append((name, method.upper(), path, success, sample))
 
+# Removals last: the others' samples use the same example ids.
+samples.sort(key=lambda sample: sample[1] == "DELETE")
+
 # The TypeScript samples are type-checked together, each a script as pasted.
 typescript = work / "typescript"
 typescript.mkdir(parents=True)

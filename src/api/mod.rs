@@ -15,9 +15,11 @@ pub mod date;
 pub mod id;
 pub mod idempotency;
 pub mod list;
+pub mod money;
 pub mod ping;
 pub mod table;
 pub mod text;
+pub mod timestamp;
 pub mod write;
 
 use crate::database::Database;

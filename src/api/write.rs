@@ -1,5 +1,6 @@
 //! What every write needs besides its input types: [`Created`], the `201 Created` answer of a
-//! create, with the new thing's `Location`; and, for the body of a PATCH, [`Patch<T>`], a field
+//! create, with the new thing's `Location`; [`Deleted`], the answer of a DELETE; and, for the
+//! body of a PATCH, [`Patch<T>`], a field
 //! that tells absent (leave it), `null` (unset it) and a value (set it) apart, and
 //! [`not_null`], for a field that may be left out but not unset.
 //!
@@ -14,9 +15,35 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, Responder};
 use serde::{Deserialize, Deserializer, Serialize};
+use utoipa::ToSchema;
 
 use crate::edge::extract::invalid;
 use crate::errors::ApiError;
+
+/// The answer of a DELETE (`200 OK`): what was removed, for good. A second DELETE of the same
+/// id answers the contract's 404, as for any id the partner does not have. Its annotation
+/// names it: `responses((status = 200, description = "...", body = Deleted))`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, ToSchema)]
+#[schema(example = json!({"object": "thing", "id": "th_0001", "deleted": true}))]
+pub struct Deleted {
+    /// Kind of object removed: the `object` of what it was (`thing`).
+    pub object: &'static str,
+    /// The id it had: never used again.
+    pub id: String,
+    /// Always `true`.
+    pub deleted: bool,
+}
+
+impl Deleted {
+    /// The answer for the `kind` with `id`, removed.
+    pub fn new(kind: &'static str, id: &str) -> Deleted {
+        Deleted {
+            object: kind,
+            id: id.to_owned(),
+            deleted: true,
+        }
+    }
+}
 
 /// The answer of a create: `201 Created`, the new thing's path in `Location`, and the thing.
 /// Kept as written, so that an `Idempotency-Key` sent again gets exactly the same answer

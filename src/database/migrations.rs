@@ -146,15 +146,15 @@ pub async fn migrate(client: &mut Client, service_role: Option<&str>) -> Result<
     Ok(applied)
 }
 
-/// What the service's own role may do: read and write member data and its keys, append to
-/// the audit trail and read it (never change or remove a record), and read the migrations'
-/// table. No DELETE on member data: no operation removes a thing yet. UPDATE of one column of
+/// What the service's own role may do: read, write and remove member data (a DELETE
+/// operation, audited like a change) and its keys, append to the audit trail and read it
+/// (never change or remove a record), and read the migrations' table. UPDATE of one column of
 /// the keys only for what locking an expired key before its removal needs (`FOR UPDATE`).
 async fn grant(client: &Client, role: &str) -> Result<(), tokio_postgres::Error> {
     let role = quoted(role);
     client
         .batch_execute(&format!(
-            "GRANT SELECT, INSERT, UPDATE ON resources TO {role};
+            "GRANT SELECT, INSERT, UPDATE, DELETE ON resources TO {role};
              GRANT SELECT, INSERT, DELETE, UPDATE (created_at) ON idempotency_keys TO {role};
              REVOKE ALL ON audit_records FROM {role};
              GRANT SELECT, INSERT (partner, record) ON audit_records TO {role};

@@ -8,9 +8,6 @@
 use serde_json::{Map, Value};
 use utoipa::openapi::{OpenApi, RefOr};
 
-/// How deep a schema is followed: far beyond any body's nesting, and an end to a recursive one.
-const DEPTH: usize = 16;
-
 /// Writes the example of every JSON request body of `document` that has none.
 pub(super) fn add_to(document: &mut OpenApi) {
     let schemas = document
@@ -37,15 +34,19 @@ pub(super) fn add_to(document: &mut OpenApi) {
                 continue;
             }
             let schema = serde_json::to_value(&content.schema).expect("a schema serializes");
-            content.example = example_of(&schema, &schemas, DEPTH);
+            content.example = example_of(&schema, &schemas, &mut Vec::new());
         }
     }
 }
 
 /// The example of `schema`, references resolved in `schemas`; `None` when a required part has
-/// none.
-fn example_of(schema: &Value, schemas: &Map<String, Value>, depth: usize) -> Option<Value> {
-    let depth = depth.checked_sub(1)?;
+/// none. `following` holds the references being followed: one met again (a recursive type)
+/// ends there, so an optional recursive part is left out and a required one leaves no example.
+fn example_of(
+    schema: &Value,
+    schemas: &Map<String, Value>,
+    following: &mut Vec<String>,
+) -> Option<Value> {
     if let Some(example) = schema.get("example") {
         return Some(example.clone());
     }
@@ -53,8 +54,14 @@ fn example_of(schema: &Value, schemas: &Map<String, Value>, depth: usize) -> Opt
         return Some(first.clone());
     }
     if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        let name = reference.strip_prefix("#/components/schemas/")?;
-        return example_of(schemas.get(name)?, schemas, depth);
+        if following.iter().any(|followed| followed == reference) {
+            return None;
+        }
+        let target = schemas.get(reference.strip_prefix("#/components/schemas/")?)?;
+        following.push(reference.to_owned());
+        let example = example_of(target, schemas, following);
+        following.pop();
+        return example;
     }
     if let Some(first) = schema.get("enum").and_then(|values| values.get(0)) {
         return Some(first.clone());
@@ -62,19 +69,34 @@ fn example_of(schema: &Value, schemas: &Map<String, Value>, depth: usize) -> Opt
     if let Some(constant) = schema.get("const") {
         return Some(constant.clone());
     }
-    for keyword in ["allOf", "oneOf", "anyOf"] {
+    // Every part of an `allOf` holds: their examples merged, and none when one has none.
+    if let Some(parts) = schema.get("allOf").and_then(Value::as_array) {
+        let mut merged: Option<Value> = None;
+        for part in parts {
+            let example = example_of(part, schemas, following)?;
+            merged = Some(match (merged, example) {
+                (Some(Value::Object(mut fields)), Value::Object(more)) => {
+                    fields.extend(more);
+                    Value::Object(fields)
+                }
+                (_, example) => example,
+            });
+        }
+        return merged;
+    }
+    for keyword in ["oneOf", "anyOf"] {
         if let Some(alternatives) = schema.get(keyword).and_then(Value::as_array) {
             return alternatives
                 .iter()
                 .filter(|alternative| alternative.get("type") != Some(&Value::from("null")))
-                .find_map(|alternative| example_of(alternative, schemas, depth));
+                .find_map(|alternative| example_of(alternative, schemas, following));
         }
     }
     if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
         let required = schema["required"].as_array().cloned().unwrap_or_default();
         let mut example = Map::new();
         for (name, property) in properties {
-            match example_of(property, schemas, depth) {
+            match example_of(property, schemas, following) {
                 Some(value) => {
                     example.insert(name.clone(), value);
                 }
@@ -85,7 +107,7 @@ fn example_of(schema: &Value, schemas: &Map<String, Value>, depth: usize) -> Opt
         return Some(Value::Object(example));
     }
     if let Some(items) = schema.get("items") {
-        return Some(Value::Array(vec![example_of(items, schemas, depth)?]));
+        return Some(Value::Array(vec![example_of(items, schemas, following)?]));
     }
     None
 }
@@ -102,6 +124,11 @@ mod tests {
             "Unnamed": {"type": "string"},
             "Status": {"type": "string", "enum": ["active", "archived"]},
             "Loop": {"type": "object", "required": ["next"], "properties": {"next": {"$ref": "#/components/schemas/Loop"}}},
+            "Tree": {"type": "object", "required": ["label"], "properties": {
+                "label": {"$ref": "#/components/schemas/Label"},
+                "left": {"$ref": "#/components/schemas/Tree"},
+                "right": {"$ref": "#/components/schemas/Tree"},
+            }},
         })
         .as_object()
         .unwrap()
@@ -122,7 +149,7 @@ mod tests {
             },
         });
         assert_eq!(
-            example_of(&body, &schemas(), DEPTH),
+            example_of(&body, &schemas(), &mut Vec::new()),
             Some(json!({
                 "label": "Morning walks",
                 "starts_on": "2026-12-01",
@@ -139,8 +166,28 @@ mod tests {
             "required": ["name"],
             "properties": {"name": {"$ref": "#/components/schemas/Unnamed"}},
         });
-        assert_eq!(example_of(&body, &schemas(), DEPTH), None);
+        assert_eq!(example_of(&body, &schemas(), &mut Vec::new()), None);
         let endless = json!({"$ref": "#/components/schemas/Loop"});
-        assert_eq!(example_of(&endless, &schemas(), DEPTH), None);
+        assert_eq!(example_of(&endless, &schemas(), &mut Vec::new()), None);
+    }
+
+    #[test]
+    fn a_recursive_type_is_followed_once_and_all_of_merges_every_part() {
+        let tree = json!({"$ref": "#/components/schemas/Tree"});
+        assert_eq!(
+            example_of(&tree, &schemas(), &mut Vec::new()),
+            Some(json!({"label": "Morning walks"}))
+        );
+        let both = json!({"allOf": [
+            {"$ref": "#/components/schemas/Tree"},
+            {"type": "object", "required": ["on"], "properties": {"on": {"$ref": "#/components/schemas/Date"}}},
+        ]});
+        assert_eq!(
+            example_of(&both, &schemas(), &mut Vec::new()),
+            Some(json!({"label": "Morning walks", "on": "2026-12-01"}))
+        );
+        let unknowable =
+            json!({"allOf": [{"$ref": "#/components/schemas/Tree"}, {"type": "string"}]});
+        assert_eq!(example_of(&unknowable, &schemas(), &mut Vec::new()), None);
     }
 }

@@ -1,7 +1,8 @@
 //! The code samples every operation carries, as `x-codeSamples` (the extension Redocly and
 //! other references read; `/docs/` renders it with a small plugin of its own): the request in
 //! curl, in Python with its standard library only, and in TypeScript with `fetch` (Node 20 and
-//! later, and browsers), each one a whole program that runs as pasted (the TypeScript in any
+//! later; a sample without a key runs in browsers too), each one a whole program that runs as
+//! pasted (the TypeScript in any
 //! `.ts` file, module or not: no top-level `await`). They are written from the document
 //! itself, the operation's method, path, path parameters' examples, body example
 //! ([`super::body_examples`]) and security, and the document's server, so a sample never
@@ -89,10 +90,7 @@ impl Request {
                 RefOr::Ref(_) => None,
             })
             .map(|example| example.to_string());
-        let keyed = operation.security.as_ref().is_some_and(|requirements| {
-            serde_json::to_value(requirements)
-                .is_ok_and(|value| value.to_string().contains(crate::auth::SECURITY_SCHEME))
-        });
+        let keyed = super::needs_key(operation);
         let idempotent = operation.parameters.iter().flatten().any(|parameter| {
             matches!(parameter, RefOr::T(parameter)
                 if parameter.parameter_in == ParameterIn::Header
@@ -128,8 +126,9 @@ impl Request {
             method => command.push_str(&format!(" --include --request {method}")),
         }
         if self.keyed {
+            // An unset variable stops the shell with the reason, rather than send no key.
             command.push_str(&format!(
-                " \\\n  --header \"Authorization: Bearer ${KEY_VARIABLE}\""
+                " \\\n  --header \"Authorization: Bearer ${{{KEY_VARIABLE}:?set {KEY_VARIABLE} to your key}}\""
             ));
         }
         if self.idempotent {
@@ -220,9 +219,7 @@ impl Request {
         let mut options = format!("    method: \"{}\",\n", self.method);
         let mut headers = Vec::new();
         if self.keyed {
-            headers.push(format!(
-                "Authorization: `Bearer ${{process.env.{KEY_VARIABLE}}}`"
-            ));
+            headers.push("Authorization: `Bearer ${key}`".to_owned());
         }
         if self.idempotent {
             headers.push("\"Idempotency-Key\": crypto.randomUUID()".to_owned());
@@ -244,11 +241,18 @@ impl Request {
             "    signal: AbortSignal.timeout({}),\n",
             TIMEOUT_SECS * 1000
         ));
-        let mut source = format!(
-            "void (async () => {{\n  const answer = await fetch({url}, {{\n{options}  }});\n  \
+        let mut source = String::from("void (async () => {\n");
+        if self.keyed {
+            source.push_str(&format!(
+                "  const key = process.env.{KEY_VARIABLE};\n  \
+                 if (!key) throw new Error(\"set {KEY_VARIABLE} to your key\");\n"
+            ));
+        }
+        source.push_str(&format!(
+            "  const answer = await fetch({url}, {{\n{options}  }});\n  \
              console.log(answer.status, answer.headers.get(\"Service-Request-Id\"));\n",
             url = json!(self.url),
-        );
+        ));
         if self.has_body_answer() {
             source.push_str(
                 "  const json = answer.headers.get(\"Content-Type\")?.startsWith(\"application/json\");\n  \
@@ -411,7 +415,7 @@ mod tests {
         assert_eq!(
             create.curl(),
             "curl --silent --show-error --max-time 10 --include --request POST \\\n  \
-             --header \"Authorization: Bearer $PARTNER_API_KEY\" \\\n  \
+             --header \"Authorization: Bearer ${PARTNER_API_KEY:?set PARTNER_API_KEY to your key}\" \\\n  \
              --header \"Idempotency-Key: $(uuidgen)\" \\\n  \
              --header 'Content-Type: application/json' --data '{\"label\":\"Morning walks\"}' \\\n  \
              'https://api.example.com/v1/things/th_1'\n"
@@ -423,8 +427,12 @@ mod tests {
              headers={\n        \"Authorization\": \"Bearer \" + os.environ[\"PARTNER_API_KEY\"],\n        \
              \"Idempotency-Key\": str(uuid.uuid4()),\n        \"Content-Type\": \"application/json\",\n    },\n)\n"
         ));
+        assert!(create.typescript().starts_with(
+            "void (async () => {\n  const key = process.env.PARTNER_API_KEY;\n  \
+             if (!key) throw new Error(\"set PARTNER_API_KEY to your key\");\n"
+        ));
         assert!(create.typescript().contains(
-            "    headers: {\n      Authorization: `Bearer ${process.env.PARTNER_API_KEY}`,\n      \
+            "    headers: {\n      Authorization: `Bearer ${key}`,\n      \
              \"Idempotency-Key\": crypto.randomUUID(),\n      \"Content-Type\": \"application/json\",\n    },\n"
         ));
     }

@@ -6,7 +6,11 @@
 //! becomes an `allOf` of that reference, keeping the description; a nullable schema written
 //! `oneOf: [<schema>, {type: null}]` (what an `Option` of a named type gives) becomes that
 //! schema with `nullable: true`, a reference as `allOf: [<reference>]` with the referenced
-//! schema's `type` beside it (3.0's `nullable` applies only beside a `type`).
+//! schema's `type` beside it (3.0's `nullable` applies only beside a `type`). That is the
+//! form 3.0 generators (openapi-generator, progenitor) read as an optional value of the named
+//! type; a validator that reads 3.0.3's clarification to the letter (`nullable` widens only
+//! its sibling `type`, and the `allOf` still refuses null) would refuse a null there, which
+//! no 3.0 form that keeps the reference avoids for every tool.
 //! `openapi/v1.oas30.yaml` is exactly [`to_yaml`]'s output; a test fails when the two differ.
 
 use serde_json::{Map, Value, json};
@@ -54,8 +58,18 @@ fn schema_types(document: &Value) -> Map<String, Value> {
         .into_iter()
         .flatten()
         .filter_map(|(name, schema)| {
-            let kind = schema.get("type").filter(|kind| kind.is_string())?;
-            Some((format!("#/components/schemas/{name}"), kind.clone()))
+            // A type list (`[string, "null"]`) names its one type beside the null.
+            let kind = match schema.get("type")? {
+                Value::String(_) => schema["type"].clone(),
+                Value::Array(kinds) => {
+                    match kinds.iter().filter(|k| *k != "null").collect::<Vec<_>>()[..] {
+                        [one] => one.clone(),
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            };
+            Some((format!("#/components/schemas/{name}"), kind))
         })
         .collect()
 }
@@ -86,11 +100,18 @@ fn rewrite(value: &mut Value, types: &Map<String, Value>) {
 /// (or bare), gets its target's `type` beside `nullable`.
 fn rewrite_nullable_alternative(object: &mut Map<String, Value>, types: &Map<String, Value>) {
     let null = json!({"type": "null"});
+    // Exactly one schema (an object) beside the null; anything else is left as it is.
     let Some(keyword) = ["oneOf", "anyOf"].into_iter().find(|keyword| {
         object
             .get(*keyword)
             .and_then(Value::as_array)
-            .is_some_and(|alternatives| alternatives.len() == 2 && alternatives.contains(&null))
+            .is_some_and(|alternatives| {
+                alternatives.len() == 2
+                    && alternatives.contains(&null)
+                    && alternatives
+                        .iter()
+                        .any(|schema| schema.is_object() && *schema != null)
+            })
     }) else {
         return;
     };
@@ -99,7 +120,7 @@ fn rewrite_nullable_alternative(object: &mut Map<String, Value>, types: &Map<Str
     };
     let Some(Value::Object(mut schema)) = alternatives.into_iter().find(|schema| *schema != null)
     else {
-        return;
+        unreachable!("checked above");
     };
     if let Some(reference) = schema.remove("$ref") {
         schema.insert("allOf".to_owned(), json!([{ "$ref": reference }]));
@@ -107,9 +128,16 @@ fn rewrite_nullable_alternative(object: &mut Map<String, Value>, types: &Map<Str
     let target = schema
         .get("allOf")
         .and_then(|all| all.get(0)?.get("$ref")?.as_str())
-        .unwrap_or_default();
+        .unwrap_or_default()
+        .to_owned();
+    // An `allOf` beside the alternatives keeps its parts, the reference after them.
+    if let (Some(Value::Array(outer)), Some(Value::Array(inner))) =
+        (object.remove("allOf"), schema.get_mut("allOf"))
+    {
+        inner.splice(0..0, outer);
+    }
     if !schema.contains_key("type")
-        && let Some(kind) = types.get(target)
+        && let Some(kind) = types.get(&target)
     {
         object.insert("type".to_owned(), kind.clone());
     }
@@ -233,6 +261,22 @@ mod tests {
         );
         let two_kinds = json!({"oneOf": [{"type": "integer"}, {"type": "string"}]});
         assert_eq!(rewritten(two_kinds.clone()), two_kinds);
+        let no_schema = json!({"oneOf": [true, {"type": "null"}]});
+        assert_eq!(rewritten(no_schema.clone()), no_schema);
+        assert_eq!(
+            rewritten(json!({
+                "allOf": [{"$ref": "#/components/schemas/Base"}],
+                "oneOf": [{"$ref": "#/components/schemas/Date"}, {"type": "null"}],
+            })),
+            json!({
+                "type": "string",
+                "allOf": [
+                    {"$ref": "#/components/schemas/Base"},
+                    {"$ref": "#/components/schemas/Date"},
+                ],
+                "nullable": true,
+            })
+        );
     }
 
     #[test]

@@ -614,3 +614,18 @@ pub fn accepted_socket_nodelay(server: std::net::SocketAddr, client: std::net::S
     }
     panic!("no socket accepted on {server} from {client}");
 }
+
+/// The `created` of a thing this test created: RFC 3339 in UTC to the second, ending in `Z`,
+/// within a minute of now.
+pub fn created_just_now(thing: &serde_json::Value) -> String {
+    let created = thing["created"]
+        .as_str()
+        .expect("a created moment")
+        .to_owned();
+    let moment = partner_api::api::timestamp::Timestamp::parse(&created)
+        .unwrap_or_else(|| panic!("created {created} is not RFC 3339 in UTC"));
+    assert_eq!(created.len(), "2026-12-01T09:30:00Z".len(), "{created}");
+    let age = jiff::Timestamp::now().as_second() - moment.jiff().as_second();
+    assert!((0..=60).contains(&age), "created {created}, {age} s ago");
+    created
+}

@@ -369,7 +369,7 @@ fn patch(app: &TestApp, id: &str, body: &str) -> reqwest::RequestBuilder {
 async fn the_store_contract_holds(app: &TestApp) {
     // Seeded: pt_test's th_0001 to th_0003.
     let page = app.get_keyed("/v1/things?limit=2").await;
-    assert_eq!(page.status, 200);
+    assert_eq!(page.status, 200, "{}", page.text());
     assert_eq!(page.json()["has_more"], json!(true));
     assert_eq!(page.json()["next_cursor"], json!("th_0002"));
     let ids: Vec<&str> = page.json()["data"]
@@ -412,10 +412,11 @@ async fn the_store_contract_holds(app: &TestApp) {
     let thing = created.json();
     let id = thing["id"].as_str().unwrap().to_owned();
     assert_eq!(created.header("location"), format!("/v1/things/{id}"));
+    let created_at = crate::helpers::created_just_now(&thing);
     assert_eq!(
         thing,
         json!({"object": "thing", "id": id, "label": "Knee class", "status": "active",
-               "starts_on": "2026-12-01"})
+               "starts_on": "2026-12-01", "price": null, "created": created_at})
     );
     let again = app.send(create("key-one", "Knee class")).await;
     assert_eq!(
@@ -474,6 +475,36 @@ async fn the_store_contract_holds(app: &TestApp) {
             .await;
         assert_eq!(theirs.status, 201);
         assert_ne!(theirs.json()["id"], json!(id));
+        // Nor can they remove it.
+        let kept = app
+            .send(
+                app.request("DELETE", &format!("/v1/things/{id}"))
+                    .bearer_auth(key),
+            )
+            .await;
+        assert_eq!(kept.status, 404);
+        assert_eq!(kept.json()["error"]["code"], json!("resource_missing"));
+    }
+
+    // Its owner removes it, once: then it is missing, as one never made.
+    let path = format!("/v1/things/{id}");
+    let removed = app.send(app.keyed("DELETE", &path)).await;
+    assert_eq!(removed.status, 200, "{}", removed.text());
+    assert_eq!(
+        removed.json(),
+        json!({"object": "thing", "id": id, "deleted": true})
+    );
+    for gone in [
+        app.send(app.keyed("DELETE", &path)).await,
+        app.get_keyed(&path).await,
+    ] {
+        assert_eq!(gone.status, 404);
+        assert_eq!(gone.json()["error"]["code"], json!("resource_missing"));
+        let message = gone.json()["error"]["message"].as_str().unwrap().to_owned();
+        assert!(
+            message.starts_with(&format!("No such thing: '{id}'")),
+            "{message}"
+        );
     }
 }
 
@@ -490,8 +521,8 @@ async fn the_store_contract_holds_in_postgres() {
     };
     let app = app_on(&server, 3, None).await;
     the_store_contract_holds(&app).await;
-    // What was answered is what was stored: the seeded three, the created one, and one for
-    // each of the other partner and the test key.
+    // What was answered is what was stored: the seeded three (the created one removed), and
+    // one for each of the other partner and the test key.
     let owners = server.rows(
         "SELECT string_agg(coalesce(partner, '-') || ':' || test, ',' ORDER BY partner, test) \
          FROM resources WHERE kind = 'thing'",
@@ -499,7 +530,7 @@ async fn the_store_contract_holds_in_postgres() {
     assert_eq!(
         owners,
         [json!(
-            "pt_other:false,pt_test:false,pt_test:false,pt_test:false,pt_test:false,pt_test:true"
+            "pt_other:false,pt_test:false,pt_test:false,pt_test:false,pt_test:true"
         )]
     );
 }

@@ -53,8 +53,8 @@ async fn a_page_holds_what_limit_asks_for_up_to_a_hundred() {
         json!({
             "object": "list",
             "data": [
-                {"object": "thing", "id": "th_0004", "label": "Thing number 4", "status": "active", "starts_on": null},
-                {"object": "thing", "id": "th_0005", "label": "Thing number 5", "status": "active", "starts_on": null},
+                {"object": "thing", "id": "th_0004", "label": "Thing number 4", "status": "active", "starts_on": null, "price": null, "created": "2026-11-25T00:00:00Z"},
+                {"object": "thing", "id": "th_0005", "label": "Thing number 5", "status": "active", "starts_on": null, "price": null, "created": "2026-11-25T00:00:00Z"},
             ],
             "has_more": true,
             "next_cursor": "th_0005",
@@ -119,7 +119,7 @@ async fn a_thing_is_found_by_its_id_and_a_malformed_id_is_named() {
     assert_eq!(response.status, 200);
     assert_eq!(
         response.json(),
-        json!({"object": "thing", "id": "th_0007", "label": "Thing number 7", "status": "active", "starts_on": null})
+        json!({"object": "thing", "id": "th_0007", "label": "Thing number 7", "status": "active", "starts_on": null, "price": null, "created": "2026-11-25T00:00:00Z"})
     );
     let head = app.send(app.keyed("HEAD", "/v1/things/th_0007")).await;
     assert_eq!((head.status, head.body.len()), (200, 0));
@@ -151,9 +151,9 @@ async fn a_thing_is_found_by_its_id_and_a_malformed_id_is_named() {
         },
         &app.address,
     );
-    let response = app.send(app.keyed("DELETE", "/v1/things/th_0007")).await;
+    let response = app.send(app.keyed("PUT", "/v1/things/th_0007")).await;
     assert_eq!(response.status, 405);
-    assert_eq!(response.headers["allow"], "GET, HEAD, PATCH");
+    assert_eq!(response.headers["allow"], "GET, HEAD, DELETE, PATCH");
 }
 
 #[actix_web::test]
@@ -280,6 +280,7 @@ fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
                 &mut item.head,
                 &mut item.post,
                 &mut item.patch,
+                &mut item.delete,
             ];
             for operation in operations.into_iter().flatten() {
                 if let Some(extensions) = &mut operation.extensions {
@@ -295,10 +296,11 @@ fn the_test_endpoints_document_describes_them_from_the_shared_machinery() {
     };
     let added = lines_without_shared_responses(partner_api::openapi::document_with(&undeprecated))
         - lines_without_shared_responses(partner_api::openapi::document());
-    // Seven operations (the five annotated and the two GETs' HEAD twins), each about 75 lines
-    // of which 40 are references to the conventions' responses, and their types (about 100).
-    println!("the seven operations add {added} lines to the document");
-    assert!(added <= 7 * 115, "the seven operations add {added} lines");
+    // Eight operations (the six annotated and the two GETs' HEAD twins), each about 75 lines
+    // of which 40 are references to the conventions' responses, and their types (about 150,
+    // money and the timestamp included).
+    println!("the eight operations add {added} lines to the document");
+    assert!(added <= 8 * 115, "the eight operations add {added} lines");
 }
 
 /// A deprecated operation (a row of the deprecations) answers as before, and every answer to

@@ -34,9 +34,11 @@ async fn a_create_answers_201_with_its_location_and_an_idempotency_key_makes_it_
     let thing = first.json();
     let id = thing["id"].as_str().unwrap().to_owned();
     assert!(id.starts_with("th_") && id.len() == 19, "{id}");
+    let created_at = crate::helpers::created_just_now(&thing);
     assert_eq!(
         thing,
-        json!({"object": "thing", "id": id, "label": "Morning walks", "status": "active", "starts_on": "2026-12-01"})
+        json!({"object": "thing", "id": id, "label": "Morning walks", "status": "active",
+               "starts_on": "2026-12-01", "price": null, "created": created_at})
     );
     assert_eq!(first.header("location"), format!("/v1/things/{id}"));
     assert_eq!(app.get_keyed(&first.header("location")).await.json(), thing);
@@ -154,6 +156,67 @@ async fn a_create_answers_201_with_its_location_and_an_idempotency_key_makes_it_
 
 /// Requests with one key sent at once: one creates, the others wait their turn or are told the
 /// first is still being answered; none creates a second thing.
+/// Money as the contract writes it: the amount an exact decimal string kept as sent, the
+/// currency a code in circulation; a float, a code in lower case or more decimals than the
+/// currency has are refused naming the part; a PATCH sets and unsets it.
+#[actix_web::test]
+async fn a_price_is_kept_exactly_and_a_bad_one_named() {
+    let app = spawn_app_seeded(|_| {}, 0).await;
+    let body = r#"{"label": "Gym", "price": {"amount": "49.90", "currency": "EUR"}}"#;
+    let created = send_keyed(&app, "POST", "/v1/things", body, None).await;
+    assert_eq!(created.status, 201, "{}", created.text());
+    assert_eq!(
+        created.json()["price"],
+        json!({"amount": "49.90", "currency": "EUR"})
+    );
+    for (price, param, message) in [
+        (
+            r#"{"amount": 49.9, "currency": "EUR"}"#,
+            "price.amount",
+            "Invalid value for parameter price.amount: it must be an exact decimal amount \
+             written as a string, such as \"49.90\" (no sign, at most 15 digits before the \
+             point).",
+        ),
+        (
+            r#"{"amount": "49.90", "currency": "eur"}"#,
+            "price.currency",
+            "Invalid value for parameter price.currency: it must be a currency code in \
+             circulation, in capitals (ISO 4217: EUR, USD, GBP).",
+        ),
+        (
+            r#"{"amount": "1.005", "currency": "EUR"}"#,
+            "price",
+            "Invalid value for parameter price: it must have an amount with at most 2 \
+             decimals, as its currency has.",
+        ),
+    ] {
+        let body = format!(r#"{{"label": "Gym", "price": {price}}}"#);
+        let refused = send_keyed(&app, "POST", "/v1/things", &body, None).await;
+        assert_eq!(refused.status, 400, "{price}");
+        assert_eq!(
+            refused.json()["error"],
+            json!({
+                "type": "invalid_request_error",
+                "code": "parameter_invalid",
+                "message": message,
+                "param": param,
+                "doc_url": format!("{}/docs/errors#parameter_invalid", app.address),
+                "request_id": refused.header("service-request-id"),
+            }),
+            "{price}"
+        );
+    }
+    let path = created.header("location");
+    let yen = r#"{"price": {"amount": "5400", "currency": "JPY"}}"#;
+    let changed = send_keyed(&app, "PATCH", &path, yen, None).await;
+    assert_eq!(
+        changed.json()["price"],
+        json!({"amount": "5400", "currency": "JPY"})
+    );
+    let unset = send_keyed(&app, "PATCH", &path, r#"{"price": null}"#, None).await;
+    assert_eq!(unset.json()["price"], Value::Null);
+}
+
 #[actix_web::test]
 async fn concurrent_requests_with_one_key_create_one_thing() {
     let app = spawn_app_seeded(|_| {}, 0).await;
@@ -185,7 +248,7 @@ async fn concurrent_requests_with_one_key_create_one_thing() {
 async fn a_patch_tells_absent_null_and_a_value_apart_and_an_archived_thing_cannot_change() {
     let app = spawn_app().await;
     let path = "/v1/things/th_0003";
-    let thing = |label: &str, status: &str, starts_on: Value| json!({"object": "thing", "id": "th_0003", "label": label, "status": status, "starts_on": starts_on});
+    let thing = |label: &str, status: &str, starts_on: Value| json!({"object": "thing", "id": "th_0003", "label": label, "status": status, "starts_on": starts_on, "price": null, "created": "2026-11-25T00:00:00Z"});
     let set = send_keyed(&app, "PATCH", path, r#"{"starts_on": "2027-01-31"}"#, None).await;
     assert_eq!(
         set.json(),

@@ -181,6 +181,24 @@ impl<K: Ord + Borrow<str> + Display, T: Thing> Rows<K, T> {
         Ok(answer)
     }
 
+    pub(super) fn remove<C: ?Sized>(
+        &self,
+        table: &Table<K, T>,
+        context: &RequestContext<C>,
+        id: &str,
+        refuse: impl FnOnce(&T) -> Result<(), ApiError>,
+    ) -> Result<(), ApiError> {
+        let mut rows = self.write();
+        let row = match rows.get(id) {
+            Some(row) if row.changeable_by(asker(context)) => row,
+            _ => return Err(context.no_such(table.kind, id)),
+        };
+        context.audit_members([table.member_of(id, &row.thing)]);
+        refuse(&row.thing)?;
+        rows.remove(id);
+        Ok(())
+    }
+
     pub(super) fn page<C: ?Sized>(
         &self,
         table: &Table<K, T>,

@@ -38,7 +38,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::list::{List, ListQuery};
-use super::write::Created;
+use super::write::{Created, Deleted};
 use crate::database::{Database, Postgres};
 use crate::edge::context::RequestContext;
 use crate::edge::header::IdempotencyKey;
@@ -186,6 +186,25 @@ impl<K: Ord + Borrow<str> + Display, T: Thing> Table<K, T> {
                 postgres::update(self, postgres, context, id.borrow(), change).await
             }
         }
+    }
+
+    /// Removes the thing with `id` for good, unless `refuse` refuses (a state that does not
+    /// allow it: `state_conflict`, and the thing stays); the 404 when it is not the request's
+    /// own, as for a change, and so for a second removal. Audited like a change, in the same
+    /// transaction. The answer says what went: `{"object": <kind>, "id": <id>, "deleted": true}`.
+    pub async fn remove<C: ?Sized>(
+        &self,
+        context: &RequestContext<C>,
+        id: &K,
+        refuse: impl FnOnce(&T) -> Result<(), ApiError>,
+    ) -> Result<Deleted, ApiError> {
+        match &self.store {
+            Store::Memory(rows) => rows.remove(self, context, id.borrow(), refuse)?,
+            Store::Postgres(postgres) => {
+                postgres::remove(self, postgres, context, id.borrow(), refuse).await?
+            }
+        }
+        Ok(Deleted::new(self.kind, id.borrow()))
     }
 
     /// The page `query` asks for of the things the request may see, in id order, the ids their

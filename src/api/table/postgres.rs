@@ -37,6 +37,7 @@ const READ_FOR_CHANGE: &str = "SELECT body, partner, test FROM resources \
                                FOR UPDATE";
 const CHANGE: &str =
     "UPDATE resources SET body = $3, updated_at = now() WHERE kind = $1 AND id = $2";
+const REMOVE: &str = "DELETE FROM resources WHERE kind = $1 AND id = $2";
 const PAGE: &str = "SELECT id, body FROM resources \
                     WHERE kind = $1 AND (partner IS NULL OR (partner = $2 AND test = $3)) \
                     AND id > $4 ORDER BY id LIMIT $5";
@@ -305,6 +306,49 @@ pub(super) async fn update<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
                     futures_util::try_join!(change, insert_record(&transaction, context, record))?;
                 }
                 None => insert_record(&transaction, context, record).await?,
+            }
+            transaction.commit().await?;
+            Ok(answer)
+        })
+        .await?
+}
+
+pub(super) async fn remove<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
+    table: &Table<K, T>,
+    postgres: &Postgres,
+    context: &RequestContext<C>,
+    id: &str,
+    refuse: impl FnOnce(&T) -> Result<(), ApiError>,
+) -> Result<(), ApiError> {
+    postgres
+        .run("a removal", async |client| {
+            let transaction = client.transaction().await?;
+            let (partner, test) = asked(context);
+            let statement = transaction.prepare_cached(READ_FOR_CHANGE).await?;
+            let row = transaction
+                .query_opt(&statement, &[&table.kind, &id, &partner, &test])
+                .await?;
+            let answer = match row {
+                Some(row) if owned_by(row.get(1), row.get(2), asker(context)).0 => {
+                    let thing: T = thing_of(table.kind, row.get(0))?;
+                    context.audit_members([table.member_of(id, &thing)]);
+                    refuse(&thing)
+                }
+                _ => Err(context.no_such(table.kind, id)),
+            };
+            let record = record_of(context, &answer, 200)?;
+            if answer.is_ok() {
+                // The removal and its record sent together, in the transaction.
+                let statement = transaction.prepare_cached(REMOVE).await?;
+                let removal = async {
+                    transaction
+                        .execute(&statement, &[&table.kind, &id])
+                        .await
+                        .map_err(Failure::from)
+                };
+                futures_util::try_join!(removal, insert_record(&transaction, context, record))?;
+            } else {
+                insert_record(&transaction, context, record).await?;
             }
             transaction.commit().await?;
             Ok(answer)
