@@ -79,6 +79,8 @@ def adapted(deployment, api, admin, image):
             variable["value"] = f"127.0.0.1:{api}"
         elif variable["name"] == "PARTNER_API_ADMIN_BIND":
             variable["value"] = f"127.0.0.1:{admin}"
+        elif variable["name"] == "PARTNER_API_PUBLIC_URL":
+            variable["value"] = f"https://localhost:{api}"
     for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
         container[probe]["httpGet"]["port"] = admin
     # podman 4.3 reads `optional` of a secret without checking it is there (it panics);

@@ -322,6 +322,39 @@ fn convention_header_refs(response: &mut Response) {
     }
 }
 
+/// The error examples' `doc_url`s (the shared error responses' examples) under `origin`
+/// rather than [`EXAMPLE_ORIGIN`]: a served document's example names the page its server's
+/// errors point at.
+pub fn name_origin_in_error_examples(components: &mut Components, origin: &str) {
+    let placeholder = format!("{EXAMPLE_ORIGIN}/docs/errors#");
+    let served = format!("{origin}/docs/errors#");
+    for response in components.responses.values_mut() {
+        let RefOr::T(response) = response else {
+            continue;
+        };
+        for content in response.content.values_mut() {
+            let RefOr::T(content) = content else {
+                continue;
+            };
+            for example in content.examples.values_mut() {
+                let RefOr::T(example) = example else {
+                    continue;
+                };
+                let doc_url = example
+                    .value
+                    .as_mut()
+                    .and_then(|body| body.pointer_mut("/error/doc_url"));
+                if let Some(serde_json::Value::String(url)) = doc_url
+                    && let Some(anchor) = url.strip_prefix(&placeholder)
+                {
+                    let named = format!("{served}{anchor}");
+                    *url = named;
+                }
+            }
+        }
+    }
+}
+
 /// The response with `status` answering `codes` (of that status), from the catalogue: each
 /// code described, with its example.
 fn error_response(status: StatusCode, codes: &[ErrorCode]) -> Response {

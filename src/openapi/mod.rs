@@ -225,10 +225,14 @@ fn drop_unused_responses(api: &mut OpenApi) {
 }
 
 /// The document as served by a server whose partners reach it at `origin`: the same, with
-/// `origin` in its server's URL and in every code sample, so that a client generated from the
-/// served document, or a sample copied from it, calls the right host without being told.
+/// `origin` in its server's URL, in every code sample and in the `doc_url` of every error
+/// example, so that a client generated from the served document, or a sample copied from it,
+/// calls the right host without being told, and an example names the page it will.
 pub fn for_origin(mut document: OpenApi, origin: &str) -> OpenApi {
     code_samples::add_to(&mut document, &format!("{origin}{API_PREFIX}"));
+    if let Some(components) = &mut document.components {
+        components::name_origin_in_error_examples(components, origin);
+    }
     document.servers = Some(vec![server(origin)]);
     document.external_docs = Some(guide(origin));
     document.info.contact = Some(contact(origin));

@@ -164,7 +164,7 @@ pub struct ServerConfig {
     /// address (http://127.0.0.1:8080); never the Host a client sent. `--docs-base-url` is its
     /// former name.
     #[arg(long, alias = "docs-base-url", env = "PARTNER_API_PUBLIC_URL", value_name = "URL",
-          value_parser = parse_base_url)]
+          value_parser = parse_public_url)]
     pub public_url: Option<BaseUrl>,
 
     /// Worker threads, 1 to 256. Default: the number of CPUs this process may run on.
@@ -701,6 +701,29 @@ fn parse_base_url(input: &str) -> Result<BaseUrl, String> {
     Ok(BaseUrl(Arc::from(input.trim_end_matches('/'))))
 }
 
+/// The placeholder the shipped configurations (the systemd environment file, the
+/// Containerfile, the Kubernetes manifests) set `PARTNER_API_PUBLIC_URL` to, for the operator
+/// to replace: a name under `.invalid` never resolves (RFC 6761), so a service started with
+/// one would hand partners links to nowhere.
+pub const PUBLIC_URL_PLACEHOLDER: &str = "https://partner-api.example.invalid";
+
+/// `--public-url`: a base URL, and not a placeholder.
+fn parse_public_url(input: &str) -> Result<BaseUrl, String> {
+    let url = parse_base_url(input)?;
+    let host = url
+        .as_str()
+        .parse::<Uri>()
+        .ok()
+        .and_then(|uri| Some(uri.host()?.to_ascii_lowercase()));
+    if host.is_some_and(|host| host == "invalid" || host.ends_with(".invalid")) {
+        return Err(format!(
+            "{input} is a placeholder (a name under .invalid never resolves): set it to the \
+             URL partners use, e.g. https://api.example.com"
+        ));
+    }
+    Ok(url)
+}
+
 /// Worker threads: a bound, since each holds a thread, a runtime and connections of its own.
 fn parse_workers(input: &str) -> Result<NonZeroUsize, String> {
     match input.parse::<usize>() {
@@ -765,7 +788,7 @@ impl ServerConfig {
             );
             return;
         }
-        match value.to_str().map(parse_base_url) {
+        match value.to_str().map(parse_public_url) {
             Some(Ok(url)) => {
                 eprintln!(
                     "warning: {FORMER_PUBLIC_URL} is read as PARTNER_API_PUBLIC_URL, its new \
@@ -1021,6 +1044,27 @@ mod tests {
         ] {
             assert!(parse_base_url(bad).is_err(), "{bad}");
         }
+    }
+
+    /// The shipped configurations' placeholder, and any name under `.invalid`, is refused at
+    /// start, naming what to do.
+    #[test]
+    fn the_shipped_placeholder_is_refused_as_a_public_url() {
+        for placeholder in [
+            PUBLIC_URL_PLACEHOLDER,
+            "https://API.Example.INVALID/v",
+            "http://invalid",
+        ] {
+            let refused = Cli::try_parse_from(["partner-api", "--public-url", placeholder])
+                .unwrap_err()
+                .to_string();
+            assert!(
+                refused.contains("is a placeholder (a name under .invalid never resolves)"),
+                "{refused}"
+            );
+        }
+        assert!(parse_public_url("https://invalid.example.com").is_ok());
+        assert!(parse_public_url("https://api.example.com").is_ok());
     }
 
     #[test]

@@ -574,13 +574,18 @@ pub fn log_lines_containing(needle: &str) -> Vec<String> {
 }
 
 /// A committed OpenAPI document as a server reached at `origin` serves it: the placeholder
-/// origin in its server, guide and contact is the one thing a server replaces.
+/// origin in its server, samples, guide, contact and error examples' `doc_url` is the one
+/// thing a server replaces.
 pub fn as_served_at(committed: &str, origin: &str) -> String {
     committed
         .replace("https://api.example.com/v1", &format!("{origin}/v1"))
         .replace(
             "https://api.example.com/docs/guide",
             &format!("{origin}/docs/guide"),
+        )
+        .replace(
+            "https://api.example.com/docs/errors#",
+            &format!("{origin}/docs/errors#"),
         )
 }
 
