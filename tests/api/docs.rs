@@ -628,7 +628,15 @@ async fn the_guide_is_partners_md_served_beside_the_reference() {
         );
     }
     assert!(html.contains("<h2 id=\"support-and-escalation\">Support and escalation</h2>"));
-    assert!(html.contains("<strong>Keys.</strong> No endpoint needs a key yet"));
+    // The Keys paragraph says what the published document does: no endpoint needs a key,
+    // until one does (CONTRIBUTING.md, "How to add an endpoint", step 6).
+    let keyed = partner_api::openapi::codes_in_use(&partner_api::openapi::document())
+        .contains(&partner_api::errors::ErrorCode::KeyMissing);
+    assert_eq!(
+        html.contains("<strong>Keys.</strong> No endpoint needs a key yet"),
+        !keyed,
+        "PARTNERS.md's Keys paragraph and the document disagree on whether an endpoint needs a key"
+    );
     for page in [
         docs::REFERENCE_PATH,
         docs::ERRORS_PATH,
