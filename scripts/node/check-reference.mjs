@@ -27,6 +27,9 @@
 // browser gets docs.css and reference.js from there instead of from the server, so a change to
 // them can be checked without rebuilding; routing disables the browser's cache, so the repeat
 // visit's byte count is then reported but not checked. scripts/check-browser never sets it.
+// With KEYED_ORIGIN (the example server's origin) and PARTNER_API_KEY set, it audits that
+// server's reference instead, every keyed operation expanded and executed
+// (auditKeyedReference).
 // Usage: node check-reference.mjs <origin> <screenshot dir> <code> [<code> ...]
 import { chromium } from "playwright-core";
 import fs from "node:fs";
@@ -65,15 +68,20 @@ async function expectVisible(page, locator, what) {
   }
 }
 
-// Records console errors, page errors and requests that leave the origin.
-function watch(page) {
+// Records console errors, page errors and requests that leave the origin. Where operations
+// are executed (`executed`), the browser's own line for an API answer of 4xx (a 404 once a
+// thing is deleted) is the answer shown, not an error of the page.
+function watch(page, allowed = origin, executed = false) {
   page.on("console", (message) => {
-    if (message.type() === "error") problems.push(`console error: ${message.text()}`);
+    if (message.type() !== "error") return;
+    const answered = executed && message.location().url.startsWith(`${allowed}/v1/`) &&
+      /^Failed to load resource: the server responded with a status of 4\d\d/.test(message.text());
+    if (!answered) problems.push(`console error: ${message.text()} (${message.location().url})`);
   });
   page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
   page.on("request", (request) => {
     const url = new URL(request.url());
-    if (url.protocol !== "data:" && url.protocol !== "blob:" && url.origin !== origin) {
+    if (url.protocol !== "data:" && url.protocol !== "blob:" && url.origin !== allowed) {
       problems.push(`request left the origin: ${request.url()}`);
     }
   });
@@ -239,7 +247,59 @@ async function countTransfer(context, page) {
   };
 }
 
-try {
+
+// The reference of the example server (examples/rehearsal: every kind of operation, behind a
+// key), as a partner with a key uses it, at each width and colour scheme: the key given
+// through Authorize, every operation expanded and executed (the creates with their bodies'
+// examples), each answer shown; then audited as above (axe-core with no violation of any
+// impact, no sideways scrolling) and screenshot (reference-keyed-<width>[-dark].png).
+async function auditKeyedReference(keyedOrigin, key) {
+  for (const scheme of ["light", "dark"]) for (const viewport of [
+    { width: 1366, height: 900 }, { width: 390, height: 844 }, { width: 320, height: 640 },
+  ]) {
+    const audited = await browser.newContext({ viewport, colorScheme: scheme });
+    const at = `${viewport.width} px${scheme === "dark" ? ", dark" : ""}`;
+    await overrideAssets(audited);
+    const tab = await audited.newPage();
+    watch(tab, keyedOrigin, true);
+    await tab.goto(`${keyedOrigin}/docs/`);
+    const operations = tab.locator(".opblock");
+    await expectVisible(tab, operations, `the operations at ${at}`);
+    await tab.locator(".auth-wrapper button.authorize").click();
+    const dialog = tab.locator(".dialog-ux");
+    await dialog.locator("input").first().fill(key);
+    await dialog.locator("button.modal-btn.authorize").click();
+    await dialog.locator("button.modal-btn.btn-done").click();
+    const count = await operations.count();
+    for (let index = 0; index < count; index += 1) {
+      const operation = operations.nth(index);
+      await operation.locator(".opblock-summary").first().click();
+      await expectVisible(tab, operation.getByRole("button", { name: "Execute" }),
+        `Execute of operation ${index + 1} at ${at}`);
+    }
+    for (let index = 0; index < count; index += 1) {
+      const operation = operations.nth(index);
+      await operation.getByRole("button", { name: "Execute" }).click();
+      const answered = operation.locator(".live-responses-table tbody .response-col_status");
+      await expectVisible(tab, answered, `the live answer of operation ${index + 1} at ${at}`);
+      const status = (await answered.first().innerText()).trim();
+      if (status === "401" || status === "403") {
+        problems.push(`operation ${index + 1} at ${at} answered ${status}: Authorize did not take the key`);
+      }
+      if ((await operation.locator(".code-samples").count()) !== 1 ||
+        (await operation.locator(".request-snippets").count()) !== 0) {
+        problems.push(`operation ${index + 1} at ${at} has not exactly one block of code samples`);
+      }
+    }
+    await tab.waitForLoadState("networkidle");
+    console.log(`${count} operations expanded and executed at ${at}`);
+    await audit(tab, "reference-keyed", scheme);
+    await audited.close();
+  }
+}
+
+// The published reference, its pages and every check above.
+async function checkPublishedReference() {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   await overrideAssets(context);
   const page = await context.newPage();
@@ -298,10 +358,12 @@ try {
   await expectVisible(page, live.locator(".response-col_status", { hasText: "200" }), "status 200");
   await expectVisible(page, live.getByText('"pong": true'), '"pong": true in the response body');
   await expectVisible(page, live.getByText("service-request-id"), "the service-request-id header");
-  await expectVisible(page, ping.locator(".request-snippets"), "the request snippets");
-  const snippet = await ping.locator(".request-snippets").first().innerText();
-  if (!snippet.includes("curl -X 'GET'") || !snippet.includes(`${origin}/v1/ping`)) {
-    problems.push(`the curl snippet is not the request: ${snippet}`);
+  // One block of code samples per operation: Swagger UI's own request snippets stay off.
+  if ((await ping.locator(".request-snippets").count()) !== 0) {
+    problems.push("ping shows Swagger UI's request snippets beside its code samples");
+  }
+  if ((await ping.locator(".code-samples").count()) !== 1) {
+    problems.push(`ping shows ${await ping.locator(".code-samples").count()} blocks of code samples`);
   }
   await page.screenshot({ path: path.join(shots, "try-it-out.png"), fullPage: true });
 
@@ -416,6 +478,14 @@ try {
     await audit(tab, "guide", scheme);
     await audited.close();
   }
+}
+
+try {
+  if (process.env.KEYED_ORIGIN) {
+    await auditKeyedReference(process.env.KEYED_ORIGIN, process.env.PARTNER_API_KEY);
+  } else {
+    await checkPublishedReference();
+  }
 } finally {
   await browser.close();
 }
@@ -424,5 +494,7 @@ if (problems.length > 0) {
   console.error(problems.map((problem) => `FAIL: ${problem}`).join("\n"));
   process.exit(1);
 }
-console.log(`ok: reference, try-it-out and ${codes.length} error entries checked, ` +
-  `four pages audited at three widths, light and dark; screenshots in ${shots}`);
+console.log(process.env.KEYED_ORIGIN
+  ? `ok: the keyed reference, every operation executed, audited at three widths, light and dark; screenshots in ${shots}`
+  : `ok: reference, try-it-out and ${codes.length} error entries checked, ` +
+    `four pages audited at three widths, light and dark; screenshots in ${shots}`);

@@ -109,6 +109,7 @@ macro_rules! id_kind {
                 utoipa::openapi::schema::ObjectBuilder::new()
                     .schema_type(utoipa::openapi::schema::Type::String)
                     .pattern(Some(concat!("^", $prefix, "_[A-Za-z0-9]{1,64}$")))
+                    .examples([concat!($prefix, "_0001")])
                     .description(Some(concat!(
                         "The id of a ",
                         $kind,

@@ -25,6 +25,13 @@ macro_rules! text_kind {
             }
         }
 
+        impl $name {
+            /// The text, as given.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
         impl std::ops::Deref for $name {
             type Target = str;
 
@@ -97,9 +104,10 @@ mod tests {
     #[test]
     fn text_of_the_bounds_is_taken_and_other_text_named() {
         assert_eq!(
-            &*parse_json::<Body>(br#"{"label":"\u00e9t\u00e9s"}"#)
+            parse_json::<Body>(br#"{"label":"\u00e9t\u00e9s"}"#)
                 .unwrap()
-                .label,
+                .label
+                .as_str(),
             "étés"
         );
         for body in [

@@ -42,8 +42,45 @@ fn render(markdown: &str) -> String {
         }
         index += 1;
     }
+    // Code spans wrap only between their words (`pages::code_span`), in the tables too; a
+    // table wider than a phone scrolls inside a region of its own, reached by keyboard and
+    // named by its columns, rather than break a word or widen the page.
+    let mut named = Vec::new();
+    let mut in_head = None;
+    for event in &events {
+        match event {
+            Event::Start(Tag::TableHead) => in_head = Some(Vec::new()),
+            Event::Text(text) | Event::Code(text) if in_head.is_some() => {
+                if let Some(columns) = &mut in_head {
+                    columns.push(text.to_string());
+                }
+            }
+            Event::End(TagEnd::TableHead) => named.push(in_head.take().unwrap_or_default()),
+            _ => {}
+        }
+    }
+    let mut names = named.into_iter();
+    let events = events.into_iter().flat_map(|event| match event {
+        Event::Code(text) => vec![Event::InlineHtml(CowStr::from(pages::code_span(&text)))],
+        Event::Start(Tag::Table(alignments)) => {
+            let columns = names.next().unwrap_or_default().join(", ");
+            let label = pages::escape(&format!("Table: {columns}"));
+            let region = format!(
+                "<div class=\"table-scroll\" role=\"region\" tabindex=\"0\" aria-label=\"{label}\">\n"
+            );
+            vec![
+                Event::Html(CowStr::from(region)),
+                Event::Start(Tag::Table(alignments)),
+            ]
+        }
+        Event::End(TagEnd::Table) => vec![
+            Event::End(TagEnd::Table),
+            Event::Html(CowStr::from("</div>\n")),
+        ],
+        other => vec![other],
+    });
     let mut html = String::with_capacity(markdown.len() * 2);
-    pulldown_cmark::html::push_html(&mut html, events.into_iter());
+    pulldown_cmark::html::push_html(&mut html, events);
     html
 }
 
@@ -70,14 +107,15 @@ mod tests {
     #[test]
     fn the_guide_renders_with_anchored_headings() {
         let html = render(
-            "# A `guide`, here\n\n## Retries and backoff\n\n| a | b |\n| --- | --- |\n| 1 | `2` |\n",
+            "# A `guide`, here\n\n## Retries and backoff\n\n| a | b |\n| --- | --- |\n| 1 | `2_3` |\n",
         );
         assert_eq!(
             html,
             "<h1 id=\"a-guide-here\">A <code>guide</code>, here</h1>\n\
              <h2 id=\"retries-and-backoff\">Retries and backoff</h2>\n\
+             <div class=\"table-scroll\" role=\"region\" tabindex=\"0\" aria-label=\"Table: a, b\">\n\
              <table><thead><tr><th>a</th><th>b</th></tr></thead><tbody>\n\
-             <tr><td>1</td><td><code>2</code></td></tr>\n</tbody></table>\n"
+             <tr><td>1</td><td><code>2_<wbr>3</code></td></tr>\n</tbody></table>\n</div>\n"
         );
         assert!(guide_page().contains(&format!("<h2 id=\"{SUPPORT_ANCHOR}\">")));
         assert_eq!(

@@ -19,8 +19,8 @@ pub fn errors_page(in_use: &[ErrorCode]) -> String {
     for error_type in ErrorType::ALL {
         let _ = writeln!(
             page,
-            "<tr><td><code>{}</code></td><td>{}</td></tr>",
-            error_type.as_str(),
+            "<tr><td>{}</td><td>{}</td></tr>",
+            code_span(error_type.as_str()),
             error_type.used_for()
         );
     }
@@ -38,13 +38,13 @@ pub fn errors_page(in_use: &[ErrorCode]) -> String {
             page,
             "<section id=\"{code}\">\n<h3><a href=\"#{code}\"><code>{code}</code></a></h3>\n<dl>\n\
              <dt>HTTP status</dt><dd>{status} {reason}</dd>\n\
-             <dt>Type</dt><dd><code>{error_type}</code></dd>\n\
+             <dt>Type</dt><dd>{error_type}</dd>\n\
              <dt>When</dt><dd>{when}</dd>\n\
              <dt>What to do</dt><dd>{action}</dd>\n{unanswered}</dl>\n</section>\n",
             code = spec.code,
             status = spec.status.as_u16(),
             reason = spec.status.canonical_reason().unwrap_or_default(),
-            error_type = spec.error_type.as_str(),
+            error_type = code_span(spec.error_type.as_str()),
             when = inline_markup(spec.when),
             action = inline_markup(spec.client_action),
         );
@@ -60,17 +60,39 @@ pub fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// Escapes `text` for HTML and turns `code` spans into `<code>` elements.
+/// Escapes `text` for HTML and turns `code` spans into `<code>` elements ([`code_span`]).
 pub fn inline_markup(text: &str) -> String {
     let mut html = String::with_capacity(text.len() + 16);
     for (index, part) in text.split('`').enumerate() {
-        let escaped = escape(part);
         if index % 2 == 1 {
-            let _ = write!(html, "<code>{escaped}</code>");
+            html.push_str(&code_span(part));
         } else {
-            html.push_str(&escaped);
+            html.push_str(&escape(part));
         }
     }
+    html
+}
+
+/// `text` as a `<code>` element, escaped, that a narrow column may wrap only between its
+/// words: after each `_`, `/`, `.`, `=`, `,` and `;` (`<wbr>`), never inside
+/// `invalid_request_error`'s `request`. The pages' tables wrap identifiers and commands there
+/// rather than widen the page.
+pub fn code_span(text: &str) -> String {
+    let mut html = String::from("<code>");
+    for character in text.chars() {
+        match character {
+            '&' => html.push_str("&amp;"),
+            '<' => html.push_str("&lt;"),
+            '>' => html.push_str("&gt;"),
+            '"' => html.push_str("&quot;"),
+            '_' | '/' | '.' | '=' | ',' | ';' => {
+                html.push(character);
+                html.push_str("<wbr>");
+            }
+            other => html.push(other),
+        }
+    }
+    html.push_str("</code>");
     html
 }
 
@@ -140,8 +162,8 @@ pub fn reference_page() -> String {
          {NAVIGATION}<header class=\"reference\">\n\
          <h1>partner-api reference</h1>\n\
          <p>Every operation of v1, with its parameters, answers and errors. Press \
-         <em>Execute</em> to call it from this page; the curl command for the same request \
-         appears under it. How to call the API well (retries, timeouts, limits, support) is \
+         <em>Execute</em> to call it from this page; its code samples send the same request \
+         from curl, Python or TypeScript. How to call the API well (retries, timeouts, limits, support) is \
          in <a href=\"guide\">the guide</a>, errors in <a href=\"errors\">Errors</a>, changes \
          in <a href=\"changelog\">the changelog</a>.</p>\n</header>\n<div role=\"main\">\n\
          <noscript><p class=\"noscript\">This interactive reference needs JavaScript. Without \
@@ -157,8 +179,9 @@ pub fn reference_page() -> String {
 }
 
 /// Starts Swagger UI on the reference page: the service's own document, no "Explore" bar
-/// (the base layout), "Try it out" open from the first load, curl snippets of each request,
-/// and no validator badge (it would send the document to another origin).
+/// (the base layout), "Try it out" open from the first load, one block of code samples per
+/// operation (its `x-codeSamples`; Swagger UI's own request snippets are off), and no
+/// validator badge (it would send the document to another origin).
 pub const REFERENCE_SCRIPT: &str = include_str!("assets/reference.js");
 
 /// The stylesheet of every page under `/docs/`.
@@ -178,7 +201,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("no anchor for {}", spec.code));
             let section = &page[start..start + page[start..].find("</section>").unwrap()];
             assert!(section.contains(&format!("<dd>{} ", spec.status.as_u16())));
-            assert!(section.contains(&format!("<code>{}</code>", spec.error_type.as_str())));
+            assert!(section.contains(&code_span(spec.error_type.as_str())));
             assert!(section.contains(&inline_markup(spec.client_action)));
             assert_eq!(
                 section.contains("None answers this code yet"),
@@ -194,6 +217,11 @@ mod tests {
         assert_eq!(
             inline_markup("use `Retry-After` <now> & later"),
             "use <code>Retry-After</code> &lt;now&gt; &amp; later"
+        );
+        assert_eq!(
+            inline_markup("`invalid_request_error` at `/docs/errors`"),
+            "<code>invalid_<wbr>request_<wbr>error</code> at \
+             <code>/<wbr>docs/<wbr>errors</code>"
         );
     }
 }

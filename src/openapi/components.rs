@@ -282,7 +282,8 @@ fn headers() -> Vec<(&'static str, Header)> {
             "RateLimit-Policy",
             header(
                 string().pattern(Some(r#"^"api";q=[0-9]+;w=[0-9]+$"#)),
-                "Your quota: `q` requests, refilled in `w` seconds. See \"Rate limits\" above.",
+                "Your quota: `q` requests, refilled in `w` seconds (the API's description, \
+                 \"Rate limits\").",
                 json!(r#""api";q=50;w=5"#),
             ),
         ),

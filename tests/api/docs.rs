@@ -145,7 +145,7 @@ async fn the_reference_names_the_service_and_links_everything_a_partner_needs() 
         "spec: document",
         r#"layout: "BaseLayout""#,
         "tryItOutEnabled: true",
-        "requestSnippetsEnabled: true",
+        "requestSnippetsEnabled: false",
         "validatorUrl: null",
     ] {
         assert!(script.contains(setting), "reference.js lacks {setting}");

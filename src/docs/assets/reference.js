@@ -1,6 +1,8 @@
 // Starts Swagger UI on /docs/ (served by partner-api): the service's own document, no
-// "Explore" bar (the base layout), "Try it out" open from the first load, curl snippets of
-// each request, and no validator badge (it would send the document to another origin).
+// "Explore" bar (the base layout), "Try it out" open from the first load, no request
+// snippets of its own (each operation has one block of code samples, its x-codeSamples, which
+// the plugin below shows), and no validator badge (it would send the document to another
+// origin).
 // The document's server is `<origin>/v1`, one absolute URL: the public URL the operator
 // configured, or the listener's own. This page is always served by the API itself, so
 // "Execute" calls the origin (and path prefix) the page came from, whatever name reached it
@@ -221,6 +223,18 @@ function nameControls(root) {
   name("input[data-variable]", function (input) {
     return "Server variable " + input.getAttribute("data-variable");
   });
+  name("textarea.body-param__text", "Request body (JSON)");
+  // Each operation's documented responses are a live region of their own: one name each, so
+  // that no two landmarks read alike once several operations are open.
+  name("table.responses-table[role=region]", function (table) {
+    return "Responses of " + table.id.replace(/_responses$/, "");
+  });
+  // A block of code that scrolls (a long answer) is reached with the keyboard too.
+  root.querySelectorAll(".highlight-code pre:not([tabindex])").forEach(function (block) {
+    if (block.scrollHeight > block.clientHeight || block.scrollWidth > block.clientWidth) {
+      block.setAttribute("tabindex", "0");
+    }
+  });
   root.querySelectorAll(".opblock-summary-control a[href]").forEach(function (link) {
     link.removeAttribute("href");
   });
@@ -263,7 +277,7 @@ window.addEventListener("load", function () {
         displayOperationId: true,
         defaultModelsExpandDepth: 1,
         tryItOutEnabled: true,
-        requestSnippetsEnabled: true,
+        requestSnippetsEnabled: false,
         validatorUrl: null,
         presets: [SwaggerUIBundle.presets.apis],
         plugins: [sharedErrorsPlugin(document, shared)],
