@@ -195,6 +195,18 @@ async function audit(page, name, scheme) {
     problems.push(`${where} scrolls sideways: scrollWidth ${scroll.scrollWidth} > ` +
       `innerWidth ${scroll.innerWidth}; sticking out: ${widest.join("; ")}`);
   }
+  // Nothing lies over an answer or an example: Swagger UI's Download and Copy buttons stand
+  // beside the block, not in its corner over the text.
+  const covered = await page.evaluate(() => [...document.querySelectorAll(
+    ".highlight-code > .download-contents, .highlight-code > .copy-to-clipboard")]
+    .filter((button) => {
+      const block = button.closest(".highlight-code").querySelector("pre");
+      if (!block) return false;
+      const b = button.getBoundingClientRect();
+      const a = block.getBoundingClientRect();
+      return b.bottom > a.top && b.top < a.bottom && b.right > a.left && b.left < a.right;
+    }).length);
+  if (covered > 0) problems.push(`${where}: a Download or Copy button lies over ${covered} block(s)`);
   if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(axeSource);
   const violations = await page.evaluate((tags) => window.axe
     .run(document, { runOnly: { type: "tag", values: tags } })
