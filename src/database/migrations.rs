@@ -22,6 +22,7 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         "audit_records",
         include_str!("migrations/0002_audit_records.sql"),
     ),
+    (3, "removals", include_str!("migrations/0003_removals.sql")),
 ];
 
 /// The version this release needs.

@@ -164,7 +164,7 @@ pub struct ServerConfig {
     /// address (http://127.0.0.1:8080); never the Host a client sent. `--docs-base-url` is its
     /// former name.
     #[arg(long, alias = "docs-base-url", env = "PARTNER_API_PUBLIC_URL", value_name = "URL",
-          value_parser = parse_public_url)]
+          value_parser = parse_base_url)]
     pub public_url: Option<BaseUrl>,
 
     /// Worker threads, 1 to 256. Default: the number of CPUs this process may run on.
@@ -707,21 +707,14 @@ fn parse_base_url(input: &str) -> Result<BaseUrl, String> {
 /// one would hand partners links to nowhere.
 pub const PUBLIC_URL_PLACEHOLDER: &str = "https://partner-api.example.invalid";
 
-/// `--public-url`: a base URL, and not a placeholder.
-fn parse_public_url(input: &str) -> Result<BaseUrl, String> {
-    let url = parse_base_url(input)?;
+/// Whether `url` names a host under `.invalid` (a trailing dot or capitals change nothing).
+fn is_placeholder(url: &BaseUrl) -> bool {
     let host = url
         .as_str()
         .parse::<Uri>()
         .ok()
-        .and_then(|uri| Some(uri.host()?.to_ascii_lowercase()));
-    if host.is_some_and(|host| host == "invalid" || host.ends_with(".invalid")) {
-        return Err(format!(
-            "{input} is a placeholder (a name under .invalid never resolves): set it to the \
-             URL partners use, e.g. https://api.example.com"
-        ));
-    }
-    Ok(url)
+        .and_then(|uri| Some(uri.host()?.trim_end_matches('.').to_ascii_lowercase()));
+    host.is_some_and(|host| host == "invalid" || host.ends_with(".invalid"))
 }
 
 /// Worker threads: a bound, since each holds a thread, a runtime and connections of its own.
@@ -748,7 +741,11 @@ impl Cli {
                 // Only the server reads the public URL; a probe need not say so each time.
                 if cli.command.is_none() {
                     cli.server.read_former_names();
-                    if let Err(message) = cli.server.check_listeners() {
+                    let checked = cli
+                        .server
+                        .check_public_url()
+                        .and_then(|()| cli.server.check_listeners());
+                    if let Err(message) = checked {
                         eprintln!("error: {message}");
                         std::process::exit(EXIT_BAD_CONFIG.into());
                     }
@@ -781,14 +778,20 @@ impl ServerConfig {
         else {
             return;
         };
-        if self.public_url.is_some() {
+        // The shipped configurations' placeholder stands for "not set yet": a deployment that
+        // sets the former name over the image's placeholder keeps working.
+        if self
+            .public_url
+            .as_ref()
+            .is_some_and(|url| !is_placeholder(url))
+        {
             eprintln!(
                 "warning: {FORMER_PUBLIC_URL} is ignored: PARTNER_API_PUBLIC_URL (--public-url), \
                  its new name, is set"
             );
             return;
         }
-        match value.to_str().map(parse_public_url) {
+        match value.to_str().map(parse_base_url) {
             Some(Ok(url)) => {
                 eprintln!(
                     "warning: {FORMER_PUBLIC_URL} is read as PARTNER_API_PUBLIC_URL, its new \
@@ -809,6 +812,21 @@ impl ServerConfig {
 }
 
 impl ServerConfig {
+    /// The server refuses the shipped configurations' placeholder ([`PUBLIC_URL_PLACEHOLDER`],
+    /// or any name under `.invalid`), naming what to set; the other commands never read the
+    /// public URL, so a probe or `keys issue` in a container that still has it works.
+    fn check_public_url(&self) -> Result<(), String> {
+        match &self.public_url {
+            Some(url) if is_placeholder(url) => Err(format!(
+                "--public-url (PARTNER_API_PUBLIC_URL) {} is a placeholder (a name under \
+                 .invalid never resolves): set it to the URL partners use, e.g. \
+                 https://api.example.com",
+                url.as_str()
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// The admin listener needs an address of its own: on the API's port, where the two
     /// addresses overlap, the second bind would fail with "Address already in use", which
     /// names neither setting.
@@ -1046,25 +1064,38 @@ mod tests {
         }
     }
 
-    /// The shipped configurations' placeholder, and any name under `.invalid`, is refused at
-    /// start, naming what to do.
+    /// The shipped configurations' placeholder, and any name under `.invalid`, is refused by
+    /// the server, naming what to do; other commands read past it.
     #[test]
     fn the_shipped_placeholder_is_refused_as_a_public_url() {
+        let server = |url: &str| {
+            Cli::try_parse_from(["partner-api", "--public-url", url])
+                .unwrap()
+                .server
+        };
         for placeholder in [
             PUBLIC_URL_PLACEHOLDER,
             "https://API.Example.INVALID/v",
             "http://invalid",
+            "https://partner-api.example.invalid.",
+            "https://partner-api.example.invalid:8443",
         ] {
-            let refused = Cli::try_parse_from(["partner-api", "--public-url", placeholder])
-                .unwrap_err()
-                .to_string();
+            let refused = server(placeholder).check_public_url().unwrap_err();
             assert!(
                 refused.contains("is a placeholder (a name under .invalid never resolves)"),
                 "{refused}"
             );
         }
-        assert!(parse_public_url("https://invalid.example.com").is_ok());
-        assert!(parse_public_url("https://api.example.com").is_ok());
+        for real in ["https://invalid.example.com", "https://api.example.com"] {
+            assert_eq!(server(real).check_public_url(), Ok(()), "{real}");
+        }
+        let probe = Cli::try_parse_from([
+            "partner-api",
+            "--public-url",
+            PUBLIC_URL_PLACEHOLDER,
+            "healthcheck",
+        ]);
+        assert!(probe.is_ok_and(|cli| cli.command.is_some()));
     }
 
     #[test]

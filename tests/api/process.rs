@@ -201,7 +201,7 @@ fn request_id_of(answer: &str) -> &str {
 fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
     // (flags, environment, the setting the error line must name)
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 11] = [
+    let cases: [Case; 12] = [
         (&["--bind", "nowhere"], &[], "--bind"),
         (
             &[],
@@ -252,6 +252,17 @@ fn a_bad_setting_is_one_line_naming_it_with_exit_code_2() {
                 ("PARTNER_API_ADMIN_BIND", "0.0.0.0:18080"),
             ],
             "PARTNER_API_ADMIN_BIND",
+        ),
+        // The shipped configurations' placeholder public URL, left as it is.
+        (
+            &[],
+            &[(
+                "PARTNER_API_PUBLIC_URL",
+                "https://partner-api.example.invalid",
+            )],
+            "--public-url (PARTNER_API_PUBLIC_URL) https://partner-api.example.invalid is a \
+             placeholder (a name under .invalid never resolves): set it to the URL partners \
+             use",
         ),
     ];
     for (args, envs, named) in cases {
@@ -335,10 +346,15 @@ fn healthcheck_succeeds_against_a_running_service() {
         String::from_utf8(output.stdout).unwrap(),
         format!("healthy: GET {url}/v1/ping answered 200 with pong true\n")
     );
-    // Without --url it probes the configured bind address.
+    // Without --url it probes the configured bind address; the shipped image's placeholder
+    // public URL, which only the server refuses, does not stop a probe.
     let output = run(partner_api()
         .arg("healthcheck")
-        .env("PARTNER_API_BIND", server.address.to_string()));
+        .env("PARTNER_API_BIND", server.address.to_string())
+        .env(
+            "PARTNER_API_PUBLIC_URL",
+            "https://partner-api.example.invalid",
+        ));
     assert_eq!(output.status.code(), Some(0));
 }
 

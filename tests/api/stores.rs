@@ -183,7 +183,7 @@ impl PostgresServer {
         };
         let applied =
             partner_api::database::commands::migrate(&settings, Some(SERVICE_ROLE)).unwrap();
-        assert!(applied.is_empty() || applied == [1, 2], "{applied:?}");
+        assert!(applied.is_empty() || applied == [1, 2, 3], "{applied:?}");
     }
 
     /// Runs `sql` as the owner on the database `partner_api`.

@@ -154,8 +154,6 @@ async fn a_create_answers_201_with_its_location_and_an_idempotency_key_makes_it_
     assert_eq!(fixed.json()["starts_on"], Value::Null);
 }
 
-/// Requests with one key sent at once: one creates, the others wait their turn or are told the
-/// first is still being answered; none creates a second thing.
 /// Money as the contract writes it: the amount an exact decimal string kept as sent, the
 /// currency a code in circulation; a float, a code in lower case or more decimals than the
 /// currency has are refused naming the part; a PATCH sets and unsets it.
@@ -217,6 +215,8 @@ async fn a_price_is_kept_exactly_and_a_bad_one_named() {
     assert_eq!(unset.json()["price"], Value::Null);
 }
 
+/// Requests with one key sent at once: one creates, the others wait their turn or are told the
+/// first is still being answered; none creates a second thing.
 #[actix_web::test]
 async fn concurrent_requests_with_one_key_create_one_thing() {
     let app = spawn_app_seeded(|_| {}, 0).await;
@@ -660,17 +660,16 @@ async fn every_answer_of_every_member_data_operation_leaves_one_record_naming_it
             // the thing made for it): for each thing, its own `id` (`Table::new`) or the field
             // that names its member (`Table::of_members`), one of its text fields; each member
             // once.
-            let returned: Vec<Value> = members
-                .is_none()
-                .then(|| {
-                    let body = response.json();
-                    match body["data"].as_array() {
-                        Some(page) => page.clone(),
-                        None if body["deleted"] == true => vec![made_thing.clone()],
-                        None => vec![body],
-                    }
-                })
-                .unwrap_or_default();
+            let returned: Vec<Value> = if members.is_none() {
+                let body = response.json();
+                match body["data"].as_array() {
+                    Some(page) => page.clone(),
+                    None if body["deleted"] == true => vec![made_thing.clone()],
+                    None => vec![body],
+                }
+            } else {
+                Vec::new()
+            };
             let records = app.audit_records(seen + 1).await;
             // Exactly one: none more a moment later.
             actix_web::rt::time::sleep(std::time::Duration::from_millis(50)).await;

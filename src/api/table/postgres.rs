@@ -37,7 +37,8 @@ const READ_FOR_CHANGE: &str = "SELECT body, partner, test FROM resources \
                                FOR UPDATE";
 const CHANGE: &str =
     "UPDATE resources SET body = $3, updated_at = now() WHERE kind = $1 AND id = $2";
-const REMOVE: &str = "DELETE FROM resources WHERE kind = $1 AND id = $2";
+const REMOVE: &str = "DELETE FROM resources \
+                      WHERE kind = $1 AND id = $2 AND partner = $3 AND test = $4";
 const PAGE: &str = "SELECT id, body FROM resources \
                     WHERE kind = $1 AND (partner IS NULL OR (partner = $2 AND test = $3)) \
                     AND id > $4 ORDER BY id LIMIT $5";
@@ -341,10 +342,17 @@ pub(super) async fn remove<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
                 // The removal and its record sent together, in the transaction.
                 let statement = transaction.prepare_cached(REMOVE).await?;
                 let removal = async {
-                    transaction
-                        .execute(&statement, &[&table.kind, &id])
-                        .await
-                        .map_err(Failure::from)
+                    let removed = transaction
+                        .execute(&statement, &[&table.kind, &id, &partner, &test])
+                        .await?;
+                    // The row was locked as the asker's above; a policy or trigger that kept
+                    // it would leave a removal answered and audited that never happened.
+                    if removed != 1 {
+                        return Err(Failure::Refused(format!(
+                            "a removal removed {removed} rows"
+                        )));
+                    }
+                    Ok(())
                 };
                 futures_util::try_join!(removal, insert_record(&transaction, context, record))?;
             } else {
