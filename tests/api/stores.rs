@@ -506,12 +506,39 @@ async fn the_store_contract_holds(app: &TestApp) {
             "{message}"
         );
     }
+    // The create sent again with its key: its first answer, as any replay within the key's
+    // 24 hours, though the thing is gone (its Location answers 404 now).
+    let replayed = app.send(create("key-one", "Knee class")).await;
+    assert_eq!(
+        (replayed.status, replayed.body.clone()),
+        (201, created.body.clone())
+    );
 }
 
 #[actix_web::test]
 async fn the_store_contract_holds_in_memory() {
     let app = spawn_app_seeded(|_| {}, 3).await;
     the_store_contract_holds(&app).await;
+    // The last request, the replay of a removed thing's create, names the member its answer
+    // holds: member data was sent again.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let last = loop {
+        let records = app.audit_records(0).await;
+        let last = records.last().unwrap().clone();
+        if last["operation"] == "create_thing" || std::time::Instant::now() > deadline {
+            break last;
+        }
+        actix_web::rt::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        (&last["operation"], &last["status"]),
+        (&json!("create_thing"), &json!(201))
+    );
+    assert_eq!(last["members"].as_array().unwrap().len(), 1, "{last}");
+    assert!(
+        last["members"][0].as_str().unwrap().starts_with("th_"),
+        "{last}"
+    );
 }
 
 #[actix_web::test]

@@ -139,10 +139,8 @@ impl<K: Ord + Borrow<str> + Display, T: Thing> Rows<K, T> {
             Ok(created)
         };
         let answer = self.replays.once(context, key, body, create).await?;
-        // A replay's record names the thing's member too, as the create's did.
-        if let Some(row) = self.read().get(answer.id()) {
-            context.audit_members([table.member_of(answer.id(), &row.thing)]);
-        }
+        // A replay's record names the member its answer holds, as the create's did.
+        table.audit_member_of_answer(context, &answer)?;
         Ok(answer)
     }
 

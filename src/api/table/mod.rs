@@ -92,6 +92,24 @@ impl<K: Ord + Borrow<str> + Display, T: Thing> Table<K, T> {
     }
 
     /// The member `thing`, of id `id`, is data of.
+    /// Names, in the request's audit record, the member of the thing a create's kept answer
+    /// holds (its body is the thing as created): a replay sends that answer, so its record
+    /// names that member, even once the thing has changed or been removed.
+    fn audit_member_of_answer<C: ?Sized>(
+        &self,
+        context: &RequestContext<C>,
+        answer: &Created,
+    ) -> Result<(), ApiError> {
+        let thing: T = serde_json::from_slice(answer.body()).map_err(|_| {
+            ApiError::internal(format!(
+                "a kept answer of a {} this release cannot read",
+                self.kind
+            ))
+        })?;
+        context.audit_members([self.member_of(answer.id(), &thing)]);
+        Ok(())
+    }
+
     fn member_of<'a>(&self, id: &'a str, thing: &'a T) -> &'a str {
         match self.member {
             Some(member) => member(thing),

@@ -419,16 +419,11 @@ pub(super) async fn create<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
                     } else if row.get::<_, &[u8]>(0) != request.as_slice() {
                         return Err(ApiError::new(ErrorCode::IdempotencyKeyReused).into());
                     } else {
-                        // The first answer again, recorded as a read of what it created.
+                        // The first answer again, recorded as what it is: member data sent
+                        // again, naming the member it holds (the thing may have changed or
+                        // gone since).
                         let answer = Created::from_parts(row.get(1), row.get::<_, Vec<u8>>(2))?;
-                        let read = transaction.prepare_cached(READ).await?;
-                        if let Some(row) = transaction
-                            .query_opt(&read, &[&table.kind, &answer.id(), &partner, &test])
-                            .await?
-                        {
-                            let thing: T = thing_of(table.kind, row.get(0))?;
-                            context.audit_members([table.member_of(answer.id(), &thing)]);
-                        }
+                        table.audit_member_of_answer(context, &answer)?;
                         let answer = Ok(answer);
                         let record = record_of(context, &answer, 201)?;
                         insert_record(&transaction, context, record).await?;
