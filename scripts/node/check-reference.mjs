@@ -48,6 +48,10 @@ const axeSource = fs.readFileSync(
 // WCAG 2.0 to 2.2 A and AA, and axe's best practices (one main landmark, all content in
 // landmarks, headings in order): any violation of any impact fails.
 const WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa", "best-practice"];
+// A desktop and two phones.
+const VIEWPORTS = [
+  { width: 1366, height: 900 }, { width: 390, height: 844 }, { width: 320, height: 640 },
+];
 
 const browser = await chromium.launch({
   executablePath: "/usr/bin/chromium",
@@ -266,9 +270,7 @@ async function countTransfer(context, page) {
 // examples), each answer shown; then audited as above (axe-core with no violation of any
 // impact, no sideways scrolling) and screenshot (reference-keyed-<width>[-dark].png).
 async function auditKeyedReference(keyedOrigin, key) {
-  for (const scheme of ["light", "dark"]) for (const viewport of [
-    { width: 1366, height: 900 }, { width: 390, height: 844 }, { width: 320, height: 640 },
-  ]) {
+  for (const scheme of ["light", "dark"]) for (const viewport of VIEWPORTS) {
     const audited = await browser.newContext({ viewport, colorScheme: scheme });
     const at = `${viewport.width} px${scheme === "dark" ? ", dark" : ""}`;
     await overrideAssets(audited);
@@ -453,9 +455,7 @@ async function checkPublishedReference() {
   await context.close();
 
   // Accessibility and width, on a desktop and on a phone.
-  for (const scheme of ["light", "dark"]) for (const viewport of [
-    { width: 1366, height: 900 }, { width: 390, height: 844 }, { width: 320, height: 640 },
-  ]) {
+  for (const scheme of ["light", "dark"]) for (const viewport of VIEWPORTS) {
     const audited = await browser.newContext({ viewport, colorScheme: scheme });
     const at = `${viewport.width} px${scheme === "dark" ? ", dark" : ""}`;
     await overrideAssets(audited);

@@ -272,26 +272,18 @@ pub(super) async fn update<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
     postgres
         .run("a change", async |client| {
             let transaction = client.transaction().await?;
-            let (partner, test) = asked(context);
-            let statement = transaction.prepare_cached(READ_FOR_CHANGE).await?;
-            let row = transaction
-                .query_opt(&statement, &[&table.kind, &id, &partner, &test])
-                .await?;
-            let (answer, changed) = match row {
-                Some(row) if owned_by(row.get(1), row.get(2), asker(context)).0 => {
-                    let mut thing: T = thing_of(table.kind, row.get(0))?;
-                    context.audit_members([table.member_of(id, &thing)]);
-                    match change(&mut thing) {
-                        Ok(answer) => {
-                            let body = serde_json::to_value(&thing).map_err(|error| {
-                                ApiError::internal(format!("a changed thing: {error}"))
-                            })?;
-                            (Ok(answer), Some(body))
-                        }
-                        Err(refused) => (Err(refused), None),
+            let (answer, changed) = match own_thing_locked(&transaction, table, context, id).await?
+            {
+                Some(mut thing) => match change(&mut thing) {
+                    Ok(answer) => {
+                        let body = serde_json::to_value(&thing).map_err(|error| {
+                            ApiError::internal(format!("a changed thing: {error}"))
+                        })?;
+                        (Ok(answer), Some(body))
                     }
-                }
-                _ => (Err(context.no_such(table.kind, id)), None),
+                    Err(refused) => (Err(refused), None),
+                },
+                None => (Err(context.no_such(table.kind, id)), None),
             };
             let record = record_of(context, &answer, 200)?;
             match changed {
@@ -314,6 +306,30 @@ pub(super) async fn update<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized, 
         .await?
 }
 
+/// The thing with `id`, locked for the transaction's change, when the request may change it
+/// (its own partner's and mode's), its member named in the request's audit record; `None`
+/// otherwise (the caller answers the 404).
+async fn own_thing_locked<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
+    transaction: &impl GenericClient,
+    table: &Table<K, T>,
+    context: &RequestContext<C>,
+    id: &str,
+) -> Result<Option<T>, Failure> {
+    let (partner, test) = asked(context);
+    let statement = transaction.prepare_cached(READ_FOR_CHANGE).await?;
+    let row = transaction
+        .query_opt(&statement, &[&table.kind, &id, &partner, &test])
+        .await?;
+    match row {
+        Some(row) if owned_by(row.get(1), row.get(2), asker(context)).0 => {
+            let thing: T = thing_of(table.kind, row.get(0))?;
+            context.audit_members([table.member_of(id, &thing)]);
+            Ok(Some(thing))
+        }
+        _ => Ok(None),
+    }
+}
+
 pub(super) async fn remove<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
     table: &Table<K, T>,
     postgres: &Postgres,
@@ -324,19 +340,11 @@ pub(super) async fn remove<K: Ord + Borrow<str> + Display, T: Thing, C: ?Sized>(
     postgres
         .run("a removal", async |client| {
             let transaction = client.transaction().await?;
-            let (partner, test) = asked(context);
-            let statement = transaction.prepare_cached(READ_FOR_CHANGE).await?;
-            let row = transaction
-                .query_opt(&statement, &[&table.kind, &id, &partner, &test])
-                .await?;
-            let answer = match row {
-                Some(row) if owned_by(row.get(1), row.get(2), asker(context)).0 => {
-                    let thing: T = thing_of(table.kind, row.get(0))?;
-                    context.audit_members([table.member_of(id, &thing)]);
-                    refuse(&thing)
-                }
-                _ => Err(context.no_such(table.kind, id)),
+            let answer = match own_thing_locked(&transaction, table, context, id).await? {
+                Some(thing) => refuse(&thing),
+                None => Err(context.no_such(table.kind, id)),
             };
+            let (partner, test) = asked(context);
             let record = record_of(context, &answer, 200)?;
             if answer.is_ok() {
                 // The removal and its record sent together, in the transaction.
