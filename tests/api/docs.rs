@@ -390,6 +390,14 @@ async fn the_server_serves_the_committed_rendition() {
     assert_eq!(json.json()["openapi"], "3.0.3");
 }
 
+/// The four documents a server serves: both renditions, in JSON and YAML.
+const DOCUMENTS: [&str; 4] = [
+    docs::DOCUMENT_JSON_PATH,
+    docs::DOCUMENT_YAML_PATH,
+    docs::OAS30_JSON_PATH,
+    docs::OAS30_YAML_PATH,
+];
+
 /// The four documents as a server serves them, written for `scripts/lint-openapi` to lint
 /// with the project's rules (`target/served-documents/`): what partners' tools read is held
 /// to zero findings too, not only the committed YAML.
@@ -398,12 +406,7 @@ async fn the_served_documents_are_written_for_the_lint() {
     let app = spawn_app().await;
     let directory = concat!(env!("CARGO_MANIFEST_DIR"), "/target/served-documents");
     std::fs::create_dir_all(directory).unwrap();
-    for path in [
-        docs::DOCUMENT_JSON_PATH,
-        docs::DOCUMENT_YAML_PATH,
-        docs::OAS30_JSON_PATH,
-        docs::OAS30_YAML_PATH,
-    ] {
+    for path in DOCUMENTS {
         let served = app.get(path).await;
         assert_eq!(served.status, 200, "{path}");
         let name = path.rsplit('/').next().unwrap();
@@ -455,12 +458,7 @@ async fn served_documents_name_the_public_url_and_any_origin_may_read_them() {
         .public_url;
     })
     .await;
-    for path in [
-        docs::DOCUMENT_JSON_PATH,
-        docs::DOCUMENT_YAML_PATH,
-        docs::OAS30_JSON_PATH,
-        docs::OAS30_YAML_PATH,
-    ] {
+    for path in DOCUMENTS {
         let served = app.get(path).await;
         assert_eq!(served.status, 200, "{path}");
         assert_eq!(served.header("access-control-allow-origin"), "*", "{path}");
