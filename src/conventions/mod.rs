@@ -7,7 +7,7 @@
 //! worker unharmed) and polls the handler with its request context current. Each of its other
 //! jobs is a file of its own:
 //!
-//! - `origin.rs`: where `doc_url` in error bodies points;
+//! - `origin.rs`: the one origin every link names (`doc_url`, the served documents);
 //! - `header_limits.rs`: how many header fields, and bytes of them, a request may have;
 //! - `addressing.rs`: one valid `Host`, and an `http` or `https` scheme;
 //! - `shaping.rs`: every error (an `ApiError`, an actix-web extractor or payload error, a bare

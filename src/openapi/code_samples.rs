@@ -1,16 +1,16 @@
 //! The code samples every operation carries, as `x-codeSamples` (the extension Redocly and
 //! other references read; `/docs/` renders it with a small plugin of its own): the request in
 //! curl, in Python with its standard library only, and in TypeScript with `fetch` (Node 20 and
-//! later; a sample without a key runs in browsers too), each one a whole program that runs as
-//! pasted (the TypeScript in any
-//! `.ts` file, module or not: no top-level `await`). They are written from the document
-//! itself, the operation's method, path, path parameters' examples, body example
-//! ([`super::body_examples`]) and security, and the document's server, so a sample never
-//! disagrees with the operation it shows, and a served document's samples name the origin it
-//! was served for. An operation behind a partner key sends `Authorization: Bearer` with the key
-//! from the environment variable `PARTNER_API_KEY` (never a key written into a page); one that
-//! takes an `Idempotency-Key` sends a new UUID. CI runs every sample of a served document
-//! against a release build (`scripts/check-code-samples`), the keyed ones with a test key.
+//! later; a sample without a key runs in browsers too), each a whole program that runs as
+//! pasted (the TypeScript in any `.ts` file, module or not: no top-level `await`). They are
+//! written from the document itself, the operation's method, path, path parameters'
+//! examples, body example ([`super::body_examples`]) and security, and the document's server,
+//! so a sample never disagrees with the operation it shows, and a served document's samples
+//! name the origin it was served for. An operation behind a partner key sends
+//! `Authorization: Bearer` with the key from the environment variable `PARTNER_API_KEY`
+//! (never a key written into a page); one that takes an `Idempotency-Key` sends a new UUID.
+//! CI runs every sample of a served document against a release build
+//! (`scripts/check-code-samples`), the keyed ones with a key of their own.
 
 use serde_json::{Value, json};
 use utoipa::openapi::path::{Operation, ParameterIn};
