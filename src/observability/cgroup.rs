@@ -9,7 +9,9 @@
 //! read (v2's `memory.high` too, where the kernel starts throttling). The group's folder is the one `/proc/self/cgroup` names under the mount point, or
 //! the mount point itself where a cgroup namespace makes that path meaningless inside (as in
 //! a container). A reading that is missing is left out, never an error; a limit of "max"
-//! (none) is left out too, so the alert has nothing to divide by.
+//! (none) is left out too. The machine's own memory (`MemTotal` of `/proc/meminfo`) is written
+//! beside them: where no group sets a limit it is the one that holds, and the memory alert
+//! measures the process's resident memory against it instead.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -137,8 +139,34 @@ fn read(root: &Path, proc_cgroup: &str) -> Reading {
         .unwrap_or_default()
 }
 
+/// `MemTotal` of a `/proc/meminfo` text, in bytes.
+fn machine_memory_bytes(meminfo: &str) -> Option<u64> {
+    let kilobytes = meminfo
+        .lines()
+        .find_map(|line| line.strip_prefix("MemTotal:"))?
+        .trim()
+        .strip_suffix("kB")?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    kilobytes.checked_mul(1024)
+}
+
 impl Collector for CgroupCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
+        if let Some(bytes) = fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|meminfo| machine_memory_bytes(&meminfo))
+        {
+            encoder
+                .encode_descriptor(
+                    "partner_api_machine_memory",
+                    "Memory of the machine (MemTotal): the limit where no control group sets one.",
+                    Some(&Unit::Bytes),
+                    MetricType::Gauge,
+                )?
+                .encode_gauge(&(bytes as f64))?;
+        }
         let Ok(proc_cgroup) = fs::read_to_string("/proc/self/cgroup") else {
             return Ok(());
         };
@@ -201,6 +229,14 @@ impl Collector for CgroupCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_machines_memory_is_memtotal_in_bytes() {
+        let meminfo = "MemTotal:       24522104 kB\nMemFree:         1000 kB\n";
+        assert_eq!(machine_memory_bytes(meminfo), Some(24_522_104 * 1024));
+        assert_eq!(machine_memory_bytes("MemFree: 1 kB\n"), None);
+        assert_eq!(machine_memory_bytes("MemTotal: lots kB\n"), None);
+    }
 
     fn write(folder: &Path, files: &[(&str, &str)]) {
         fs::create_dir_all(folder).unwrap();

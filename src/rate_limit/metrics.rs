@@ -1,11 +1,12 @@
 //! The limiter's own series, written at each scrape from what it keeps: how many clients the
-//! in-process limiter tracks and, with the shared store, whether the store is up, who decided
-//! and how often it failed. The refusals are counted where they are answered (the request
+//! in-process limiter tracks and, with the shared store, whether the store is up, who decided,
+//! how often it failed, was lost and came back, how long its calls take, and its budget. The refusals are counted where they are answered (the request
 //! metrics), since every refusal is a response.
 
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, NoLabelSet};
 use prometheus_client::metrics::MetricType;
+use prometheus_client::registry::Unit;
 
 use super::in_flight::InFlightCeiling;
 use super::{PolicyName, RateLimits};
@@ -65,6 +66,35 @@ impl Collector for RateLimitCollector {
                 MetricType::Counter,
             )?
             .encode_counter::<NoLabelSet, _, u64>(&store.errors, None)?;
+        let mut changes = encoder.encode_descriptor(
+            "partner_api_rate_limit_store_changes",
+            "Times the shared store was declared lost (decisions turned in-process) and found \
+             again (decisions shared once more).",
+            None,
+            MetricType::Counter,
+        )?;
+        for (to, count) in [("lost", store.times_lost), ("back", store.times_back)] {
+            changes
+                .encode_family(&[("to", to)])?
+                .encode_counter::<NoLabelSet, _, u64>(&count, None)?;
+        }
+        encoder
+            .encode_descriptor(
+                "partner_api_rate_limit_store_budget",
+                "How long a call to the shared store may take (--rate-limit-store-budget-ms) \
+                 before the decision is made in-process.",
+                Some(&Unit::Seconds),
+                MetricType::Gauge,
+            )?
+            .encode_gauge(&store.budget.as_secs_f64())?;
+        if let Some(durations) = limits.store_call_durations() {
+            durations.encode(
+                &mut encoder,
+                "partner_api_rate_limit_store_call_duration",
+                "How long the shared store's decision calls took, failed and timed-out ones \
+                 included.",
+            )?;
+        }
         Ok(())
     }
 }

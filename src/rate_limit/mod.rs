@@ -10,11 +10,12 @@
 //! Where the buckets live is the store's business, behind [`WorkerLimits::check`]: `memory.rs`
 //! keeps them in this process (the default), `redis.rs` in a Redis shared by every replica,
 //! falling back to the in-process store while Redis cannot answer; that store's URL
-//! (`redis_url.rs`) and its credentials, given or read from files (`store_files.rs`), are parts
-//! of their own. Both stores run the same GCRA arithmetic and report an [`Outcome`]; this
+//! (`redis_url.rs`), its credentials, given or read from files (`store_files.rs`), and how long
+//! its calls take (`call_durations.rs`) are parts of their own. Both stores run the same GCRA arithmetic and report an [`Outcome`]; this
 //! module turns it into the quota fields or the refusal, so the middleware, the headers and the
 //! 429 never learn which store answered.
 
+pub mod call_durations;
 pub mod in_flight;
 pub mod memory;
 pub mod metrics;
@@ -386,6 +387,11 @@ impl RateLimits {
     /// The shared store's state, when there is one.
     pub fn store_counts(&self) -> Option<StoreCounts> {
         Some(self.limits.as_ref()?.shared.as_ref()?.counts())
+    }
+
+    /// How long the shared store's calls took, when there is one.
+    pub fn store_call_durations(&self) -> Option<&call_durations::CallDurations> {
+        Some(self.limits.as_ref()?.shared.as_ref()?.call_durations())
     }
 
     /// Watches the shared store (probing it while it is lost); returns at once without one.

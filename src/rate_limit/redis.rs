@@ -23,11 +23,12 @@
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use redis::Script;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 
+use super::call_durations::CallDurations;
 use super::redis_url::RedisUrl;
 use super::store_files::{Credentials, StoreFiles};
 use super::{ClientKey, Outcome, PolicyName, Quota};
@@ -121,6 +122,12 @@ pub struct RedisStore {
     decided_shared: AtomicU64,
     decided_locally: AtomicU64,
     errors: AtomicU64,
+    /// Times the store was declared lost, and found again: a store that comes and goes
+    /// (flapping) shows in these long before it stays lost long enough to alert.
+    times_lost: AtomicU64,
+    times_back: AtomicU64,
+    /// How long each decision's call took, failed ones included.
+    durations: CallDurations,
 }
 
 /// What the metrics report about the store.
@@ -130,6 +137,10 @@ pub struct StoreCounts {
     pub decided_shared: u64,
     pub decided_locally: u64,
     pub errors: u64,
+    pub times_lost: u64,
+    pub times_back: u64,
+    /// How long a call may take before the decision is made in-process.
+    pub budget: Duration,
 }
 
 impl RedisStore {
@@ -163,6 +174,9 @@ impl RedisStore {
             decided_shared: AtomicU64::new(0),
             decided_locally: AtomicU64::new(0),
             errors: AtomicU64::new(0),
+            times_lost: AtomicU64::new(0),
+            times_back: AtomicU64::new(0),
+            durations: CallDurations::default(),
         }
     }
 
@@ -270,9 +284,10 @@ impl RedisStore {
                 answer => answer,
             }
         };
-        let answer: Result<(i64, i64), _> = tokio::time::timeout(self.budget, call)
-            .await
-            .map_err(|_| StoreError::Timeout(self.budget))?;
+        let started = Instant::now();
+        let answer = tokio::time::timeout(self.budget, call).await;
+        self.durations.observe(started.elapsed());
+        let answer: Result<(i64, i64), _> = answer.map_err(|_| StoreError::Timeout(self.budget))?;
         let (allowed, value) = answer.map_err(StoreError::Redis)?;
         self.decided_shared.fetch_add(1, Ordering::Relaxed);
         // Read first: the usual case (no failure pending) writes nothing every worker shares.
@@ -305,6 +320,7 @@ impl RedisStore {
             return;
         }
         if self.up.swap(false, Ordering::Relaxed) {
+            self.times_lost.fetch_add(1, Ordering::Relaxed);
             self.warned.store(true, Ordering::Relaxed);
             log::warn!(
                 "rate-limit store {} lost ({error}): limits are now kept per replica until it \
@@ -320,7 +336,15 @@ impl RedisStore {
             decided_shared: self.decided_shared.load(Ordering::Relaxed),
             decided_locally: self.decided_locally.load(Ordering::Relaxed),
             errors: self.errors.load(Ordering::Relaxed),
+            times_lost: self.times_lost.load(Ordering::Relaxed),
+            times_back: self.times_back.load(Ordering::Relaxed),
+            budget: self.budget,
         }
+    }
+
+    /// How long the decisions' calls took.
+    pub fn call_durations(&self) -> &CallDurations {
+        &self.durations
     }
 
     /// Probes Redis every [`PROBE_EVERY`] while decisions are local, and turns shared decisions
@@ -358,7 +382,14 @@ impl RedisStore {
                         .load_async(&mut connection)
                         .await;
                     self.failures_in_a_row.store(0, Ordering::Relaxed);
-                    self.up.store(true, Ordering::Relaxed);
+                    // Back only after a loss: the first answer at start is not a return.
+                    let was_up = self.up.swap(true, Ordering::Relaxed);
+                    if !was_up
+                        && self.times_lost.load(Ordering::Relaxed)
+                            > self.times_back.load(Ordering::Relaxed)
+                    {
+                        self.times_back.fetch_add(1, Ordering::Relaxed);
+                    }
                     self.warned.store(false, Ordering::Relaxed);
                     log::info!(
                         "rate-limit store {} answers: limits are shared by every replica",

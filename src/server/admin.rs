@@ -10,56 +10,29 @@
 //! endpoints are not part of the API: no rate limit, no access log line, not in the OpenAPI
 //! document, and the API's listener does not serve them.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{App, Error, HttpRequest, HttpResponse, guard, web};
 
 use crate::conventions::{DocLinks, set_convention_headers};
-use crate::edge::tls::CertificateStore;
 use crate::errors::ApiError;
 use crate::observability::metrics::{Exposition, Metrics};
-use crate::observability::watchdog::Watchdog;
 use crate::request_id::RequestId;
+use crate::server::readiness::{NotReady, ReadinessChecks};
 
 /// The admin endpoints, for the route table and the tests.
 pub const PATHS: [&str; 3] = ["/livez", "/readyz", "/metrics"];
 
-/// Whether the service takes new work: true from start until a shutdown begins.
-#[derive(Clone, Debug)]
-pub struct Readiness(Arc<AtomicBool>);
-
-impl Default for Readiness {
-    fn default() -> Self {
-        Readiness(Arc::new(AtomicBool::new(true)))
-    }
-}
-
-impl Readiness {
-    pub fn is_ready(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
-    }
-
-    /// From now on `/readyz` answers 503.
-    pub fn shutting_down(&self) {
-        self.0.store(false, Ordering::Relaxed);
-    }
-}
-
 /// What the admin app serves.
 #[derive(Clone)]
 pub struct AdminState {
-    pub readiness: Readiness,
-    /// Whether every API worker makes progress.
-    pub watchdog: Watchdog,
+    /// Whether the service takes new work, and whether every API worker makes progress.
+    pub checks: ReadinessChecks,
     pub metrics: Metrics,
     /// Where `doc_url` of an error points (the API's reference).
     pub doc_links: DocLinks,
-    /// The certificate the API serves, when it speaks HTTPS.
-    pub certificates: Option<Arc<CertificateStore>>,
 }
 
 /// The admin app.
@@ -91,7 +64,7 @@ pub fn app(
         }))
 }
 
-fn plain(status: actix_web::http::StatusCode, text: &'static str) -> HttpResponse {
+fn plain(status: StatusCode, text: String) -> HttpResponse {
     HttpResponse::build(status)
         .insert_header((header::CACHE_CONTROL, "no-store"))
         .content_type("text/plain; charset=utf-8")
@@ -100,52 +73,40 @@ fn plain(status: actix_web::http::StatusCode, text: &'static str) -> HttpRespons
 
 /// 200 while every API worker makes progress; 503 naming the ones that do not.
 async fn livez(state: web::Data<AdminState>) -> HttpResponse {
-    match stalled(&state) {
-        Some(response) => response,
-        None => plain(actix_web::http::StatusCode::OK, "ok\n"),
-    }
-}
-
-/// The 503 of `/livez`, when a worker has stopped making progress.
-fn stalled(state: &AdminState) -> Option<HttpResponse> {
-    let stalled = state.watchdog.stalled();
-    (!stalled.is_empty()).then(|| {
-        HttpResponse::build(actix_web::http::StatusCode::SERVICE_UNAVAILABLE)
-            .insert_header((header::CACHE_CONTROL, "no-store"))
-            .content_type("text/plain; charset=utf-8")
-            .body(format!("stalled: {}\n", stalled.join("; ")))
-    })
-}
-
-/// 200 while the service takes new work: not while shutting down, nor while `/livez` fails,
-/// nor while the certificate it serves has expired (every handshake would fail: a balancer
-/// that checks only this endpoint must take the replica out).
-async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
-    if let Some(response) = stalled(&state) {
-        return response;
-    }
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs() as i64);
-    if let Some(expired) = state
-        .certificates
-        .as_ref()
-        .and_then(|store| store.status().expired_at(now))
-    {
-        let at = jiff::Timestamp::from_second(expired)
-            .map_or_else(|_| expired.to_string(), |at| at.to_string());
-        return HttpResponse::build(actix_web::http::StatusCode::SERVICE_UNAVAILABLE)
-            .insert_header((header::CACHE_CONTROL, "no-store"))
-            .content_type("text/plain; charset=utf-8")
-            .body(format!("certificate expired at {at}\n"));
-    }
-    if state.readiness.is_ready() {
-        plain(actix_web::http::StatusCode::OK, "ready\n")
+    let stalled = state.checks.watchdog.stalled();
+    if stalled.is_empty() {
+        plain(StatusCode::OK, "ok\n".to_owned())
     } else {
         plain(
-            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
-            "shutting down\n",
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("stalled: {}\n", stalled.join("; ")),
         )
+    }
+}
+
+/// 200 while the service takes new work; else 503 naming the first reason
+/// (`server::readiness`): a stalled worker, the certificate served expired (every handshake
+/// would fail, so a balancer that checks only this endpoint must take the replica out), or a
+/// shutdown.
+async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
+    match state.checks.not_ready().into_iter().next() {
+        None => plain(StatusCode::OK, "ready\n".to_owned()),
+        Some(NotReady::WorkerStalled(stalled)) => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("stalled: {}\n", stalled.join("; ")),
+        ),
+        Some(NotReady::CertificateExpired(expired)) => {
+            let at = jiff::Timestamp::from_second(expired)
+                .map_or_else(|_| expired.to_string(), |at| at.to_string());
+            plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("certificate expired at {at}\n"),
+            )
+        }
+        Some(NotReady::ShuttingDown) => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting down\n".to_owned(),
+        ),
     }
 }
 

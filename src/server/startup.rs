@@ -50,8 +50,9 @@ use crate::observability::watchdog::{Watchdog, WatchdogCollector};
 use crate::rate_limit::in_flight::InFlightCeiling;
 use crate::rate_limit::metrics::{ConnectionCeilingCollector, RateLimitCollector};
 use crate::rate_limit::{ClientKey, RateLimits};
-use crate::server::admin::{self, AdminState, Readiness};
+use crate::server::admin::{self, AdminState};
 use crate::server::config::{BaseUrl, ServerConfig};
+use crate::server::readiness::{Readiness, ReadinessChecks, ReadinessCollector};
 use crate::server::systemd::Notifier;
 
 /// Endpoints mounted beside the API's own, with the context they share (`X`): what the tests
@@ -287,6 +288,8 @@ struct Shared {
     audit: AuditSink,
     rate_limits: RateLimits,
     watchdog: Watchdog,
+    /// Whether a shutdown has begun (`/readyz`, the readiness metrics).
+    readiness: Readiness,
     /// The connections each peer address holds.
     connections: InFlightCeiling,
     /// Where requests are counted, when an admin listener serves the metrics.
@@ -343,18 +346,12 @@ impl Application {
             (listener, local_addr),
             certificates.as_ref(),
         )?;
-        let readiness = Readiness::default();
+        let readiness = shared.readiness.clone();
         // Metrics are recorded exactly when an admin listener serves them.
         let admin = admin_listener
             .zip(shared.metrics.clone())
             .map(|(listener, metrics)| {
-                admin_server(
-                    config,
-                    listener,
-                    metrics,
-                    (&shared, certificates.as_ref()),
-                    &readiness,
-                )
+                admin_server(config, listener, metrics, &shared, certificates.as_ref())
             })
             .transpose()?;
         let watch_every =
@@ -620,8 +617,15 @@ impl Shared {
             None => Database::Memory,
         };
         log::info!("{}", database.describe());
+        let readiness = Readiness::default();
+        let checks = ReadinessChecks {
+            readiness: readiness.clone(),
+            watchdog: watchdog.clone(),
+            certificates: certificates.cloned(),
+        };
         let metrics = serves_metrics.then(|| {
             let metrics = Metrics::new()
+                .with(ReadinessCollector(checks))
                 .with(DatabaseCollector(database.clone()))
                 .with(KeysCollector(keys.clone()))
                 .with(audit.collector())
@@ -650,6 +654,7 @@ impl Shared {
             audit,
             rate_limits,
             watchdog,
+            readiness,
             connections,
             metrics,
             doc_links,
@@ -781,15 +786,17 @@ fn admin_server(
     config: &ServerConfig,
     (listener, addr): (TcpListener, SocketAddr),
     metrics: Metrics,
-    (shared, certificates): (&Shared, Option<&Arc<CertificateStore>>),
-    readiness: &Readiness,
+    shared: &Shared,
+    certificates: Option<&Arc<CertificateStore>>,
 ) -> Result<(Server, SocketAddr), StartupError> {
     let state = AdminState {
-        readiness: readiness.clone(),
-        watchdog: shared.watchdog.clone(),
+        checks: ReadinessChecks {
+            readiness: shared.readiness.clone(),
+            watchdog: shared.watchdog.clone(),
+            certificates: certificates.cloned(),
+        },
         metrics,
         doc_links: shared.doc_links.clone(),
-        certificates: certificates.cloned(),
     };
     let rejections = AnswerSettings {
         doc_links: state.doc_links.clone(),

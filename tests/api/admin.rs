@@ -301,6 +301,7 @@ async fn readiness_fails_once_the_served_certificate_expires() {
     })
     .await;
     assert_eq!(admin_get(&app, "GET", "/readyz").await.status, 200);
+    assert_eq!(readiness_samples(&app).await, READY);
     actix_web::rt::time::sleep(std::time::Duration::from_secs(4)).await;
     let ready = admin_get(&app, "GET", "/readyz").await;
     assert_eq!(ready.status, 503);
@@ -308,7 +309,39 @@ async fn readiness_fails_once_the_served_certificate_expires() {
     assert_eq!(ready.text(), format!("certificate expired at {at}\n"));
     assert_eq!(ready.header("cache-control"), "no-store");
     assert_eq!(admin_get(&app, "GET", "/livez").await.status, 200);
+    // The replica leaves rotation, and its metrics say so and why.
+    assert_eq!(
+        readiness_samples(&app).await,
+        [
+            "partner_api_ready 0",
+            r#"partner_api_not_ready{reason="worker_stalled"} 0"#,
+            r#"partner_api_not_ready{reason="certificate_expired"} 1"#,
+            r#"partner_api_not_ready{reason="shutting_down"} 0"#,
+        ]
+    );
+    assert_eq!(
+        samples(&app, "partner_api_tls_certificate_not_before").await,
+        [format!(
+            "partner_api_tls_certificate_not_before_timestamp_seconds {}",
+            now - 60
+        )]
+    );
 }
+
+/// The readiness series, in the order they are written.
+async fn readiness_samples(app: &TestApp) -> Vec<String> {
+    let mut lines = samples(app, "partner_api_ready").await;
+    lines.extend(samples(app, "partner_api_not_ready{").await);
+    lines
+}
+
+/// The readiness series of a ready replica.
+const READY: [&str; 4] = [
+    "partner_api_ready 1",
+    r#"partner_api_not_ready{reason="worker_stalled"} 0"#,
+    r#"partner_api_not_ready{reason="certificate_expired"} 0"#,
+    r#"partner_api_not_ready{reason="shutting_down"} 0"#,
+];
 
 #[actix_web::test]
 async fn the_two_listeners_never_serve_each_other() {
@@ -405,6 +438,15 @@ async fn livez_fails_while_a_worker_makes_no_progress() {
             .to_owned()
     };
     assert_eq!(stall(&ready_text), stall(&text), "{ready_text}");
+    assert_eq!(
+        readiness_samples(&app).await,
+        [
+            "partner_api_ready 0",
+            r#"partner_api_not_ready{reason="worker_stalled"} 1"#,
+            r#"partner_api_not_ready{reason="certificate_expired"} 0"#,
+            r#"partner_api_not_ready{reason="shutting_down"} 0"#,
+        ]
+    );
     let answered = blocked.await.unwrap().unwrap();
     assert_eq!(answered.status(), 200);
     // Bounded: the worker beats within a quarter of a second of being free.
@@ -418,6 +460,7 @@ async fn livez_fails_while_a_worker_makes_no_progress() {
     }
     assert!(live, "/livez did not recover");
     assert_eq!(admin_get(&app, "GET", "/readyz").await.status, 200);
+    assert_eq!(readiness_samples(&app).await, READY);
     assert_eq!(
         samples(&app, "partner_api_worker_stalls_total").await,
         ["partner_api_worker_stalls_total 1"]

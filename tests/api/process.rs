@@ -687,6 +687,23 @@ fn sigterm_turns_readiness_off_and_serves_through_the_delay() {
         )
     );
     assert_eq!(admin_get(&server, "/livez").0, "HTTP/1.1 200 OK");
+    // The metrics say the replica left rotation, and why.
+    let metrics = admin_get(&server, "/metrics").1;
+    let readiness: Vec<&str> = metrics
+        .lines()
+        .filter(|line| {
+            line.starts_with("partner_api_ready") || line.starts_with("partner_api_not_ready{")
+        })
+        .collect();
+    assert_eq!(
+        readiness,
+        [
+            "partner_api_ready 0",
+            r#"partner_api_not_ready{reason="worker_stalled"} 0"#,
+            r#"partner_api_not_ready{reason="certificate_expired"} 0"#,
+            r#"partner_api_not_ready{reason="shutting_down"} 1"#,
+        ]
+    );
     let answer = ping(&server);
     assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
     server.wait_for_line("no longer accepting");

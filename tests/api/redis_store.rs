@@ -332,25 +332,55 @@ async fn a_slow_store_is_not_waited_for() {
     }
     let text = metrics(&app).await;
     // Three calls in a row miss the budget (LOST_AFTER), then the store is lost and the
-    // other seven are decided in-process without asking it.
+    // other seven are decided in-process without asking it. The first ping's call and the
+    // three that ran out of the budget are timed, those three at 20 ms or more (below).
     for expected in [
         "partner_api_rate_limit_store_up 0",
         "partner_api_rate_limit_store_errors_total 3",
         r#"partner_api_rate_limit_decisions_total{store="memory"} 10"#,
+        r#"partner_api_rate_limit_store_changes_total{to="lost"} 1"#,
+        r#"partner_api_rate_limit_store_changes_total{to="back"} 0"#,
+        "partner_api_rate_limit_store_budget_seconds 0.02",
+        "partner_api_rate_limit_store_call_duration_seconds_count 4",
     ] {
         assert!(
             text.lines().any(|line| line == expected),
             "{expected}\n{text}"
         );
     }
+    let within_15_ms: u64 = text
+        .lines()
+        .find_map(|line| {
+            line.strip_prefix(
+                r#"partner_api_rate_limit_store_call_duration_seconds_bucket{le="0.015"} "#,
+            )
+        })
+        .expect("a 15 ms bucket")
+        .parse()
+        .unwrap();
+    assert!(
+        within_15_ms <= 1,
+        "the calls that ran out of the budget took 15 ms or less\n{text}"
+    );
     let slow = format!(
         "rate-limit store {}/0 lost (no answer within 20 ms)",
         redis.url()
     );
     assert_eq!(log_lines_containing(&slow).len(), 1);
-    // Once Redis answers in time again, decisions are shared again.
+    // Once Redis answers in time again, decisions are shared again, and the return counted.
     wait_for_store(&app, true).await;
     assert_eq!(ping(&app).await.0, 200);
+    let text = metrics(&app).await;
+    for expected in [
+        r#"partner_api_rate_limit_store_changes_total{to="lost"} 1"#,
+        r#"partner_api_rate_limit_store_changes_total{to="back"} 1"#,
+        "partner_api_rate_limit_store_call_duration_seconds_count 5",
+    ] {
+        assert!(
+            text.lines().any(|line| line == expected),
+            "{expected}\n{text}"
+        );
+    }
 }
 
 /// One slow answer is not a loss: the request it was for is decided in-process, and the next

@@ -1,6 +1,6 @@
 //! The certificate's series, written at each scrape from the store's status: when the
-//! certificate in use expires (what the expiry alert reads) and was loaded, and how its
-//! reloads went.
+//! certificate in use became valid and expires (what the expiry alerts read: the lifetime sets
+//! how early a renewal is overdue) and was loaded, and how its reloads went.
 
 use std::sync::Arc;
 
@@ -18,6 +18,16 @@ pub struct CertificateCollector(pub Arc<CertificateStore>);
 impl Collector for CertificateCollector {
     fn encode(&self, mut encoder: DescriptorEncoder) -> std::fmt::Result {
         let status = self.0.status();
+        if let Some(valid_from) = status.valid_from {
+            encoder
+                .encode_descriptor(
+                    "partner_api_tls_certificate_not_before_timestamp",
+                    "When the certificate in use became valid (its notBefore), as a Unix time.",
+                    Some(&Unit::Seconds),
+                    MetricType::Gauge,
+                )?
+                .encode_gauge(&valid_from)?;
+        }
         if let Some(expires) = status.expires_at {
             encoder
                 .encode_descriptor(

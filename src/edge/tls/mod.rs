@@ -249,7 +249,9 @@ pub struct CertificateStore {
 /// What the metrics say about the certificate; times are Unix seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CertificateStatus {
-    /// The `notAfter` of the certificate in use (`None` if it cannot be read from it).
+    /// The `notBefore` and `notAfter` of the certificate in use (`None` if they cannot be
+    /// read from it).
+    pub valid_from: Option<i64>,
     pub expires_at: Option<i64>,
     /// When the certificate in use was loaded.
     pub loaded_at: i64,
@@ -270,7 +272,8 @@ impl CertificateStatus {
     }
 }
 
-/// Checks that the leaf certificate is valid now, and returns its `notAfter` as a Unix time;
+/// Checks that the leaf certificate is valid now, and returns its `notBefore` and `notAfter`
+/// as Unix times;
 /// `None`, said in a warning, when its validity cannot be read. rustls serves a certificate
 /// without parsing it, while x509-cert reads strict DER (a serial number over 20 bytes, which
 /// RFC 5280 forbids, or a BER quirk of some private CAs fails it): such a certificate is
@@ -280,7 +283,7 @@ fn checked_validity(
     pair: &CertifiedKey,
     cert_path: &Path,
     now: i64,
-) -> Result<Option<i64>, TlsError> {
+) -> Result<Option<(i64, i64)>, TlsError> {
     let read = pair
         .cert
         .first()
@@ -300,7 +303,7 @@ fn checked_validity(
                     not_before,
                 });
             }
-            Ok(Some(not_after))
+            Ok(Some((not_before, not_after)))
         }
         Err(why) => {
             log::warn!(
@@ -346,8 +349,10 @@ impl CertificateStore {
         let stamps = [stamp(cert_path), stamp(key_path)];
         let pair = load_pair(cert_path, key_path)?;
         let now = unix_now();
+        let validity = checked_validity(&pair, cert_path, now)?;
         let status = CertificateStatus {
-            expires_at: checked_validity(&pair, cert_path, now)?,
+            valid_from: validity.map(|(not_before, _)| not_before),
+            expires_at: validity.map(|(_, not_after)| not_after),
             loaded_at: now,
             ..CertificateStatus::default()
         };
@@ -379,13 +384,14 @@ impl CertificateStore {
             [stamp(&self.cert_path), stamp(&self.key_path)];
         let now = unix_now();
         let loaded = load_pair(&self.cert_path, &self.key_path).and_then(|pair| {
-            let expires_at = checked_validity(&pair, &self.cert_path, now)?;
-            Ok((pair, expires_at))
+            let validity = checked_validity(&pair, &self.cert_path, now)?;
+            Ok((pair, validity))
         });
         let mut status = self.status.lock().unwrap_or_else(|e| e.into_inner());
         match loaded {
-            Ok((pair, expires_at)) => {
-                status.expires_at = expires_at;
+            Ok((pair, validity)) => {
+                status.valid_from = validity.map(|(not_before, _)| not_before);
+                status.expires_at = validity.map(|(_, not_after)| not_after);
                 status.loaded_at = now;
                 status.reloaded += 1;
                 status.files_refused = false;
@@ -546,11 +552,11 @@ mod tests {
         let pair = load_pair(&cert, &key_path).unwrap();
         assert_eq!(
             checked_validity(&pair, &cert, 1_767_225_600).unwrap(),
-            Some(1_936_742_400)
+            Some((1_767_225_600, 1_936_742_400))
         );
         assert_eq!(
             checked_validity(&pair, &cert, 1_936_742_400).unwrap(),
-            Some(1_936_742_400)
+            Some((1_767_225_600, 1_936_742_400))
         );
         let expired = checked_validity(&pair, &cert, 1_936_742_401).unwrap_err();
         assert_eq!(
