@@ -116,6 +116,8 @@ class Instance:
         # What start() runs, and the descriptors it may hold (None: inherited).
         self.binary = SERVICE
         self.max_fds = None
+        # Variables added to its environment (a preloaded library, say).
+        self.env = {}
 
     def start(self, stderr=None):
         """Starts the process; its stderr goes to the run's log file, or to `stderr` (a
@@ -129,7 +131,7 @@ class Instance:
             [*limit, self.binary, "--bind", f"127.0.0.1:{self.api_port}",
              "--admin-bind", f"127.0.0.1:{self.admin_port}", *self.args],
             stdout=subprocess.DEVNULL, stderr=log, stdin=subprocess.DEVNULL,
-            env=dict(os.environ, RUST_LOG=self.log_filter))
+            env=dict(os.environ, RUST_LOG=self.log_filter, **self.env))
         wait_until(f"{self.name} is ready", self.ready)
         say(f"{self.name} started (pid {self.process.pid}), API :{self.api_port}, "
             f"admin :{self.admin_port}")
