@@ -9,7 +9,8 @@ own (`scripts/check_dashboard.py`), it checks the structure only, with no Promet
 
 What the structure check holds the dashboard to: Grafana's JSON model (a uid, a title, a
 schemaVersion, panels in a 24-column grid that do not overlap, each with a unique id); the
-`datasource`, `job` and `instance` variables; every panel but a row reading the `${datasource}`
+`datasource`, `job` and `instance` variables (and the balancer's and the external ping's jobs,
+`balancer_job` and `probe_job`, whose series are filtered by them instead); every panel but a row reading the `${datasource}`
 Prometheus data source, with a description and a unit, and targets that each have a refId and
 an expression; every selector filtered by `job="$job"` (and `instance=~"$instance"`, except a
 recording rule's series, which are by job); every range a Grafana interval variable, never a
@@ -29,6 +30,9 @@ DASHBOARD = os.path.join(ROOT, "monitoring", "grafana", "partner-api.json")
 UID = "partner-api"
 DATASOURCE = {"type": "prometheus", "uid": "${datasource}"}
 JOB_FILTER = 'job="$job"'
+# The balancer's and the external ping's own jobs: what partners receive, seen from outside the
+# replicas; their series have no replica for an instance.
+OTHER_JOB_FILTERS = ('job="$balancer_job"', 'job="$probe_job"')
 INSTANCE_FILTER = 'instance=~"$instance"'
 GRID_COLUMNS = 24
 # The units the panels may use, as Grafana names them.
@@ -38,6 +42,8 @@ UNITS = {"none", "short", "percentunit", "s", "d", "dtdurations", "bytes", "reqp
 # every instance selected and a 1 s scrape interval: a minute's window holds plenty of scrapes.
 VALUES = {
     "job": "partner-api",
+    "balancer_job": "partner-api-balancer",
+    "probe_job": "partner-api-ping",
     "instance": ".*",
     "__rate_interval": "1m",
     "__interval": "15s",
@@ -152,6 +158,8 @@ def query_problems(expr, variables):
         if not match.group(2):
             problems.append(f"{match.group(1)} without a selector (no job filter)")
     for name, matchers in SELECTOR.findall(expr):
+        if any(other in matchers for other in OTHER_JOB_FILTERS):
+            continue
         if JOB_FILTER not in matchers:
             problems.append(f"{name}{{{matchers}}} is not filtered by {JOB_FILTER}")
         # A recording rule's series are by job, with no instance label.
