@@ -5,7 +5,7 @@
 //! quota or its input is recorded too. What health-data regulation asks of a processor, and
 //! kept apart from the operational logs: records are JSON lines on a sink of their own
 //! (`sink.rs`), which `RUST_LOG` does not reach, and which drops and counts rather than makes a
-//! request wait (OPERATIONS.md, "The audit trail").
+//! request wait (docs/operations/member-data.md, "The audit trail").
 //!
 //! The request-conventions middleware writes the record when the answer's head is ready; a
 //! handler adds the members it touched with `context.audit_members(...)`, which is all an

@@ -703,7 +703,7 @@ fn app_settings<X: ?Sized>(
 }
 
 /// The API's server, started on `listener`: its workers, each building [`app`], and every limit and
-/// deadline the HTTP layer enforces before a request reaches the app (OPERATIONS.md,
+/// deadline the HTTP layer enforces before a request reaches the app (docs/operations/configuration.md,
 /// "Deadlines" and "Connection limits"; the settings marked so come from the patched
 /// actix-web and actix-http under vendor/).
 fn api_server<X: ?Sized + Send + Sync + 'static>(

@@ -1,4 +1,4 @@
-//! Every wait has an end (OPERATIONS.md, "Deadlines"): a body that stops arriving is answered
+//! Every wait has an end (docs/operations/configuration.md, "Deadlines"): a body that stops arriving is answered
 //! 408 and its connection closed, a response the client does not read ends its connection
 //! (HTTP/1.1) or stream (HTTP/2), an HTTP/2 connection without streams closes even with
 //! keep-alive off, and a request asking to upgrade is answered as the HTTP/1.1 request it is.

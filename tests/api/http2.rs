@@ -1,4 +1,4 @@
-//! HTTP/2 held to the limits of HTTP/1.1 (OPERATIONS.md, "Connection limits"): the settings the
+//! HTTP/2 held to the limits of HTTP/1.1 (docs/operations/configuration.md, "Connection limits"): the settings the
 //! server announces, the header limits on both protocols, and idle connections closed. The
 //! abuse that needs raw frames (floods, rapid reset, a zero window) is in `scripts/soak`.
 

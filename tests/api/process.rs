@@ -590,17 +590,20 @@ fn https_service_passes_the_healthcheck_and_rotates_on_sighup() {
     assert_eq!(after.status.code(), Some(0));
 }
 
-const OPERATIONS: &str = include_str!("../../OPERATIONS.md");
+const CONFIGURATION: &str = include_str!("../../docs/operations/configuration.md");
 
-/// The first line of a code block of the operators' guide that starts with `prefix`.
+/// The first line of a code block of the operators' configuration guide that starts with
+/// `prefix`.
 fn readme_line(prefix: &str) -> &'static str {
-    OPERATIONS
+    CONFIGURATION
         .lines()
         .find(|line| line.starts_with(prefix))
-        .unwrap_or_else(|| panic!("OPERATIONS.md has no line starting with {prefix:?}"))
+        .unwrap_or_else(|| {
+            panic!("docs/operations/configuration.md has no line starting with {prefix:?}")
+        })
 }
 
-/// The container HEALTHCHECK of OPERATIONS.md, run exactly as written (the image keeps the
+/// The container HEALTHCHECK of the configuration guide, run exactly as written (the image keeps the
 /// binary at `/partner-api`; the container's environment configures the service it checks),
 /// against a plain and an HTTPS service.
 #[test]
@@ -638,7 +641,8 @@ fn the_readme_healthcheck_command_passes_against_a_running_service() {
     );
 }
 
-/// The uptime monitor's HEAD request of OPERATIONS.md, run as written but for the port.
+/// The uptime monitor's HEAD request of the configuration guide, run as written but for the
+/// port.
 #[test]
 fn the_readme_uptime_command_passes_against_a_running_service() {
     let server = ServerProcess::start(&[]);

@@ -353,7 +353,7 @@ async fn refused_files_are_tried_again_until_they_are_taken() {
     );
 }
 
-// ---- Key exchange, profiles and resumption (OPERATIONS.md, "HTTPS") ----
+// ---- Key exchange, profiles and resumption (docs/operations/configuration.md, "HTTPS") ----
 
 /// A rustls client of `app` offering `versions` and, in order, `groups` (the provider's own
 /// when empty), with a session cache of its own: a second connection made with the same

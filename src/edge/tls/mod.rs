@@ -475,7 +475,7 @@ impl CertificateStore {
         // (BENCHMARKS.md). Clients spend a TLS 1.3 ticket once (RFC 8446, appendix C.4) and
         // get a fresh one with every resumption, so a client that reconnects one connection at
         // a time always resumes; one that opens several at once resumes one of them and makes
-        // full handshakes for the rest (OPERATIONS.md, "Resumption").
+        // full handshakes for the rest (docs/operations/configuration.md, "Resumption").
         config.send_tls13_tickets = 1;
         Ok(config)
     }

@@ -32,7 +32,7 @@
 //! duration only by route and method, for the methods a route serves. The ceiling is fixed by
 //! the code, never by clients: routes are the table's templates plus `/docs/{file}` and
 //! `unmatched` (16 today), methods 8, statuses those the service sends (the catalogue's and
-//! 200, 304 and the reference's redirect), classes 4. Measured (OPERATIONS.md, "Monitoring"): every
+//! 200, 304 and the reference's redirect), classes 4. Measured (docs/operations/monitoring.md): every
 //! method on every route and two unknown paths, plain, conditional and over the limit (384
 //! requests), makes 106 counter series, 98 request-duration and 20 head-duration series, a
 //! 272 KB exposition: the most today's routes allow; ordinary traffic makes a handful.
