@@ -12,10 +12,11 @@ use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Unit;
 
 /// Upper bounds, in microseconds: fine around the default 20 ms budget and its half, where the
-/// slow-store alert reads the 99th percentile, and up to the 1 s a connection may take.
-const BOUNDS_MICROS: [u64; 16] = [
+/// slow-store alert reads the 99th percentile, and up to the largest budget the setting allows
+/// (10 s), so that half of any budget falls inside the histogram.
+const BOUNDS_MICROS: [u64; 19] = [
     250, 500, 1_000, 2_500, 5_000, 7_500, 10_000, 12_500, 15_000, 20_000, 25_000, 50_000, 100_000,
-    250_000, 500_000, 1_000_000,
+    250_000, 500_000, 1_000_000, 2_500_000, 5_000_000, 10_000_000,
 ];
 
 /// The store's calls by duration.
@@ -74,7 +75,7 @@ mod tests {
     #[test]
     fn calls_fall_in_their_buckets_and_the_slowest_in_the_last() {
         let durations = CallDurations::default();
-        for micros in [250, 251, 14_000, 20_000, 2_000_000] {
+        for micros in [250, 251, 14_000, 20_000, 2_000_000, 20_000_000] {
             durations.observe(Duration::from_micros(micros));
         }
         let counts: Vec<u64> = durations
@@ -82,10 +83,13 @@ mod tests {
             .iter()
             .map(|bucket| bucket.load(Ordering::Relaxed))
             .collect();
-        assert_eq!(counts, [1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1]);
+        assert_eq!(
+            counts,
+            [1, 1, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1]
+        );
         assert_eq!(
             durations.sum_micros.load(Ordering::Relaxed),
-            250 + 251 + 14_000 + 20_000 + 2_000_000
+            250 + 251 + 14_000 + 20_000 + 2_000_000 + 20_000_000
         );
     }
 }

@@ -81,7 +81,7 @@ impl Collector for RateLimitCollector {
         encoder
             .encode_descriptor(
                 "partner_api_rate_limit_store_budget",
-                "How long a call to the shared store may take (--rate-limit-store-budget-ms) \
+                "How long a call to the shared store may take (--rate-limit-store-timeout-ms) \
                  before the decision is made in-process.",
                 Some(&Unit::Seconds),
                 MetricType::Gauge,
