@@ -23,7 +23,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VENDOR = os.path.join(ROOT, "vendor")
 PATCHES = os.path.join(VENDOR, "patches")
-CRATES = ("actix-http", "actix-web", "h2")
+CRATES = ("actix-http", "h2")
 WORK = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")),
                     "vendor-series")
 

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use serde::Serialize;
 
+use super::client_errors::ClientErrorsAtDebug;
 use super::log_sink::{self, LineKind, Lines, WhenStalled};
 use super::trace_context::TraceId;
 use crate::edge::context::RequestInfo;
@@ -336,8 +337,12 @@ pub fn init(format: LogFormat, when_stalled: WhenStalled) {
         // The format above writes no colours; "always" only stops env_logger from scanning
         // every line for escape codes to strip (a tenth of the request cost when it did).
         .write_style(env_logger::WriteStyle::Always)
-        .target(env_logger::Target::Pipe(Box::new(BatchedStderr)))
-        .init();
+        .target(env_logger::Target::Pipe(Box::new(BatchedStderr)));
+    let logger = builder.build();
+    let max_level = logger.filter();
+    if log::set_boxed_logger(Box::new(ClientErrorsAtDebug(logger))).is_ok() {
+        log::set_max_level(max_level);
+    }
     OWN_LOGGER.store(true, Ordering::Relaxed);
     std::panic::set_hook(Box::new(|info| {
         let location = info

@@ -17,14 +17,12 @@ use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
+use actix_http::{Deadlines, H1ErrorResponse};
 use actix_web::body::MessageBody;
-use actix_web::dev::{
-    ConnectionGate, Deadlines, H1ErrorResponse, Server, ServerHandle, ServiceFactory,
-    ServiceRequest, ServiceResponse,
-};
+use actix_web::dev::{Server, ServerHandle, ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::http::KeepAlive;
 use actix_web::http::header::HeaderValue;
-use actix_web::{App, Error, HttpServer, web};
+use actix_web::{App, Error, web};
 use socket2::{Domain, Protocol, Socket, Type};
 use utoipa_actix_web::AppExt;
 use utoipa_actix_web::service_config::ServiceConfig;
@@ -52,6 +50,7 @@ use crate::rate_limit::metrics::{ConnectionCeilingCollector, RateLimitCollector}
 use crate::rate_limit::{ClientKey, RateLimits};
 use crate::server::admin::{self, AdminState};
 use crate::server::config::{BaseUrl, ServerConfig};
+use crate::server::http_server::{self, ConnectionGate, HttpSettings};
 use crate::server::readiness::{Readiness, ReadinessChecks, ReadinessCollector};
 use crate::server::systemd::Notifier;
 
@@ -716,59 +715,49 @@ fn api_server<X: ?Sized + Send + Sync + 'static>(
     let rejections = settings.conventions.answers.clone();
     let beating = shared.watchdog.clone();
     let gate = connection_gate(&shared.connections, settings.conventions.clients.clone());
-    let server = HttpServer::new(move || {
+    let tls = match certificates {
+        Some(store) => Some(
+            store
+                .server_config(config.tls_profile)
+                .map_err(StartupError::Tls)?,
+        ),
+        None => None,
+    };
+    let http = HttpSettings {
+        workers: config.worker_count(),
+        keep_alive: config
+            .keep_alive()
+            .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
+        request_head_timeout: config.request_head_timeout(),
+        // After an early answer (the client still sending), what it sends is read and dropped
+        // for this long before the close, so that its kernel does not reset the connection
+        // before it has read the answer.
+        disconnect_timeout: LINGER,
+        // Every wait a client controls after its head has arrived ends too: the body's is the
+        // extractor's (`edge::extract::Body`); these two are the patch's.
+        deadlines: deadlines(config),
+        // HTTP/2 held to HTTP/1.1's line.
+        h2_max_concurrent_streams: Some(config.h2_max_concurrent_streams),
+        h2_max_header_list_size: Some(config.max_header_bytes),
+        tls_handshake_timeout: Duration::from_millis(config.tls_handshake_timeout_ms),
+        // A malformed, too large or too slow request head gets the contract's JSON error, not
+        // an empty body.
+        rejections: H1ErrorResponse::new(move |status, peer| {
+            http_layer_rejection(status, peer, &rejections).into()
+        }),
+        shutdown_timeout_secs: config.shutdown_grace_secs,
+        // At most so many connections per peer address.
+        gate: Some(gate),
+    };
+    // Signals are handled in `run_until_stopped`: actix-server would stop at once on SIGINT,
+    // and both signals must drain in-flight requests.
+    http_server::start(http, listener, tls, move || {
         // The factory runs on each worker thread: batch that worker's log lines, and beat.
         crate::observability::logging::batch_on_this_worker();
         beating.beat_on_this_worker();
         app(settings.clone(), extension.clone())
     })
-    .workers(config.worker_count())
-    .keep_alive(
-        config
-            .keep_alive()
-            .map_or(KeepAlive::Disabled, KeepAlive::Timeout),
-    )
-    .client_request_timeout(config.request_head_timeout())
-    // An answer's bytes leave at once (TCP_NODELAY). With Nagle's algorithm on, a small write
-    // made while an earlier one is unacknowledged waits for the client's ACK, which the
-    // client's kernel delays up to 40 ms: over TLS the server writes first (the TLS 1.3
-    // session ticket at the handshake's end, HTTP/2's SETTINGS), and the first answer on a
-    // new HTTP/2 connection took 42-46 ms where it takes 2, one in a few HTTP/1.1 ones too.
-    .tcp_nodelay(true)
-    // Every wait a client controls after its head has arrived ends too: the body's is the
-    // extractor's (`edge::extract::Body`); these two are the patch's.
-    .deadlines(deadlines(config))
-    // The patch's: at most so many connections per peer address.
-    .connection_gate(gate)
-    // After an early answer (the client still sending), what it sends is read and dropped for
-    // this long before the close, so that its kernel does not reset the connection before it
-    // has read the answer.
-    .client_disconnect_timeout(LINGER)
-    // The patch's: HTTP/2 held to HTTP/1.1's line.
-    .h2_max_concurrent_streams(config.h2_max_concurrent_streams)
-    .h2_max_header_list_size(config.max_header_bytes)
-    .tls_handshake_timeout(Duration::from_millis(config.tls_handshake_timeout_ms))
-    // The patch's: a malformed, too large or too slow request head gets the contract's JSON
-    // error, not an empty body.
-    .h1_error_response(H1ErrorResponse::new(move |status, peer| {
-        http_layer_rejection(status, peer, &rejections).into()
-    }))
-    .shutdown_timeout(config.shutdown_grace_secs)
-    // Signals are handled in `run_until_stopped`: actix-server would stop at once on SIGINT,
-    // and both signals must drain in-flight requests.
-    .disable_signals();
-    let server = match certificates {
-        Some(store) => {
-            let tls = store
-                .server_config(config.tls_profile)
-                .map_err(StartupError::Tls)?;
-            server.listen_rustls_0_23(listener, tls)
-        }
-        None => server.listen(listener),
-    };
-    Ok(server
-        .map_err(|error| StartupError::Bind(addr, error))?
-        .run())
+    .map_err(|error| StartupError::Bind(addr, error))
 }
 
 /// The waits a client controls after its head has arrived (the patch's `Deadlines`).
@@ -804,21 +793,23 @@ fn admin_server(
         hsts: None,
         metrics: None,
     };
-    let server = HttpServer::new(move || admin::app(state.clone()))
-        .workers(1)
-        .disable_signals()
-        .shutdown_timeout(1)
-        // As the API's: a probe's answer is not held back for an ACK.
-        .tcp_nodelay(true)
-        .client_request_timeout(config.request_head_timeout())
-        .deadlines(deadlines(config))
-        .client_disconnect_timeout(LINGER)
-        .h1_error_response(H1ErrorResponse::new(move |status, peer| {
+    let http = HttpSettings {
+        workers: 1,
+        keep_alive: KeepAlive::default(),
+        request_head_timeout: config.request_head_timeout(),
+        disconnect_timeout: LINGER,
+        deadlines: deadlines(config),
+        h2_max_concurrent_streams: None,
+        h2_max_header_list_size: None,
+        tls_handshake_timeout: Duration::from_millis(config.tls_handshake_timeout_ms),
+        rejections: H1ErrorResponse::new(move |status, peer| {
             http_layer_rejection(status, peer, &rejections).into()
-        }))
-        .listen(listener)
-        .map_err(|error| StartupError::Bind(addr, error))?
-        .run();
+        }),
+        shutdown_timeout_secs: 1,
+        gate: None,
+    };
+    let server = http_server::start(http, listener, None, move || admin::app(state.clone()))
+        .map_err(|error| StartupError::Bind(addr, error))?;
     Ok((server, addr))
 }
 
@@ -851,7 +842,7 @@ fn spawn_pruning(
 /// a trusted proxy's connections carry many clients and are not counted.
 fn connection_gate(connections: &InFlightCeiling, clients: ClientResolver) -> ConnectionGate {
     let connections = connections.clone();
-    ConnectionGate::new(move |peer| {
+    Arc::new(move |peer: Option<SocketAddr>| {
         let Some(peer) = peer.filter(|peer| !clients.is_trusted_proxy(peer.ip())) else {
             return Some(Box::new(()));
         };

@@ -11,6 +11,7 @@ use actix_web::web::Bytes;
 use actix_web::{HttpResponse, get, post, web};
 use partner_api::edge::context::RequestInfo;
 use partner_api::edge::extract::{Body, NoQuery, Query};
+use partner_api::observability::client_errors::ClientErrorsAtDebug;
 use partner_api::server::config::ServerConfig;
 use partner_api::server::startup::{Application, Extension};
 use reqwest::Method;
@@ -558,7 +559,8 @@ fn install_capturing_logger() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
         let print = std::env::var_os("TEST_LOG").is_some();
-        log::set_boxed_logger(Box::new(CapturingLogger { print })).unwrap();
+        // In front of it, what stands in front of the service's logger.
+        log::set_boxed_logger(Box::new(ClientErrorsAtDebug(CapturingLogger { print }))).unwrap();
         log::set_max_level(log::LevelFilter::Info);
     });
 }

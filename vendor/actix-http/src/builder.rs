@@ -6,7 +6,7 @@ use actix_service::{IntoServiceFactory, Service, ServiceFactory};
 use crate::{
     body::{BoxBody, MessageBody},
     config::{
-        ConnectionGate, Deadlines, GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE,
+        Deadlines, GracefulShutdownSignal, H1ErrorResponse, DEFAULT_H1_WRITE_BUFFER_SIZE,
         DEFAULT_H2_CONN_WINDOW_SIZE,
         DEFAULT_H2_STREAM_WINDOW_SIZE,
     },
@@ -33,7 +33,6 @@ pub struct HttpServiceBuilder<T, S, X = ExpectHandler, U = UpgradeHandler> {
     h2_max_header_list_size: Option<u32>,
     h1_error_response: Option<H1ErrorResponse>,
     deadlines: Deadlines,
-    connection_gate: Option<ConnectionGate>,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
     expect: X,
     upgrade: Option<U>,
@@ -65,7 +64,6 @@ where
             h2_max_header_list_size: None,
             h1_error_response: None,
             deadlines: Deadlines::default(),
-            connection_gate: None,
             graceful_shutdown_signal: None,
 
             // dispatcher parts
@@ -247,14 +245,6 @@ where
         self
     }
 
-    /// Sets what admits each new connection.
-    ///
-    /// See [`ConnectionGate`] for more details.
-    pub fn connection_gate(mut self, gate: ConnectionGate) -> Self {
-        self.connection_gate = Some(gate);
-        self
-    }
-
     /// Provide service for `EXPECT: 100-Continue` support.
     ///
     /// Service get called with request that contains `EXPECT: 100-Continue` header.
@@ -282,7 +272,6 @@ where
             h2_max_header_list_size: self.h2_max_header_list_size,
             h1_error_response: self.h1_error_response,
             deadlines: self.deadlines,
-            connection_gate: self.connection_gate,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: expect.into_factory(),
             upgrade: self.upgrade,
@@ -317,7 +306,6 @@ where
             h2_max_header_list_size: self.h2_max_header_list_size,
             h1_error_response: self.h1_error_response,
             deadlines: self.deadlines,
-            connection_gate: self.connection_gate,
             graceful_shutdown_signal: self.graceful_shutdown_signal,
             expect: self.expect,
             upgrade: Some(upgrade.into_factory()),
@@ -363,7 +351,6 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
-            .connection_gate_option(self.connection_gate.clone())
             .build();
 
         H1Service::with_config(cfg, service.into_factory())
@@ -398,7 +385,6 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
-            .connection_gate_option(self.connection_gate.clone())
             .build();
 
         crate::h2::H2Service::with_config(cfg, service.into_factory())
@@ -430,7 +416,6 @@ where
             .h2_limits(self.h2_max_concurrent_streams, self.h2_max_header_list_size)
             .h1_error_response_option(self.h1_error_response.clone())
             .deadlines(self.deadlines)
-            .connection_gate_option(self.connection_gate.clone())
             .build();
 
         HttpService::with_config(cfg, service.into_factory())

@@ -63,33 +63,6 @@ pub struct Deadlines {
     pub h2_idle: Option<Duration>,
 }
 
-/// Decides, for each new connection, from its peer address, whether it is served: `Some` with
-/// a value held for as long as the connection lives (dropped with it, say a place under a
-/// per-client ceiling), or `None` to close it at once, before anything is read.
-#[derive(Clone)]
-pub struct ConnectionGate(
-    Arc<dyn Fn(Option<SocketAddr>) -> Option<Box<dyn std::any::Any>> + Send + Sync>,
-);
-
-impl ConnectionGate {
-    /// Wraps the function that admits a connection from a peer address.
-    pub fn new(
-        admit: impl Fn(Option<SocketAddr>) -> Option<Box<dyn std::any::Any>> + Send + Sync + 'static,
-    ) -> Self {
-        Self(Arc::new(admit))
-    }
-
-    pub(crate) fn admit(&self, peer: Option<SocketAddr>) -> Option<Box<dyn std::any::Any>> {
-        (self.0)(peer)
-    }
-}
-
-impl fmt::Debug for ConnectionGate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("ConnectionGate(..)")
-    }
-}
-
 pub(crate) type GracefulShutdownFuture = Pin<Box<dyn Future<Output = ()>>>;
 
 #[derive(Clone)]
@@ -294,17 +267,6 @@ impl ServiceConfigBuilder {
         self
     }
 
-    /// Sets what admits each new connection; see [`ConnectionGate`].
-    pub fn connection_gate(mut self, gate: ConnectionGate) -> Self {
-        self.inner.connection_gate = Some(gate);
-        self
-    }
-
-    pub(crate) fn connection_gate_option(mut self, gate: Option<ConnectionGate>) -> Self {
-        self.inner.connection_gate = gate;
-        self
-    }
-
     /// Builds a [`ServiceConfig`] from this [`ServiceConfigBuilder`] instance
     pub fn build(self) -> ServiceConfig {
         ServiceConfig(Rc::new(self.inner))
@@ -332,7 +294,6 @@ struct Inner {
     h2_max_header_list_size: Option<u32>,
     h1_error_response: Option<H1ErrorResponse>,
     deadlines: Deadlines,
-    connection_gate: Option<ConnectionGate>,
     graceful_shutdown_signal: Option<GracefulShutdownSignal>,
 }
 
@@ -354,7 +315,6 @@ impl Default for Inner {
             h2_max_header_list_size: None,
             h1_error_response: None,
             deadlines: Deadlines::default(),
-            connection_gate: None,
             graceful_shutdown_signal: None,
         }
     }
@@ -385,7 +345,6 @@ impl ServiceConfig {
             h2_max_header_list_size: None,
             h1_error_response: None,
             deadlines: Deadlines::default(),
-            connection_gate: None,
             graceful_shutdown_signal: None,
         }))
     }
@@ -502,11 +461,6 @@ impl ServiceConfig {
     /// else the idle deadline, if one is set.
     pub fn h2_idle_timeout(&self) -> Option<Duration> {
         self.keep_alive().duration().or(self.0.deadlines.h2_idle)
-    }
-
-    /// What admits each new connection, if set.
-    pub fn connection_gate(&self) -> Option<&ConnectionGate> {
-        self.0.connection_gate.as_ref()
     }
 
     pub(crate) fn now(&self) -> Instant {

@@ -63,7 +63,7 @@ pub use self::payload::PayloadStream;
 pub use self::service::TlsAcceptorConfig;
 pub use self::{
     builder::HttpServiceBuilder,
-    config::{ConnectionGate, Deadlines, H1ErrorResponse, ServiceConfig, ServiceConfigBuilder},
+    config::{Deadlines, H1ErrorResponse, ServiceConfig, ServiceConfigBuilder},
     error::Error,
     extensions::Extensions,
     header::ContentEncoding,
@@ -104,10 +104,5 @@ impl OnConnectData {
         });
 
         Self(ext)
-    }
-
-    /// Keeps `value` with the connection's data, so that it lives as long as the connection.
-    pub(crate) fn hold<V: 'static>(&mut self, value: V) {
-        self.0.get_or_insert_with(Extensions::default).insert(value);
     }
 }

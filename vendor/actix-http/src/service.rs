@@ -955,21 +955,7 @@ where
     }
 
     fn call(&self, (io, proto, peer_addr): (T, Protocol, Option<net::SocketAddr>)) -> Self::Future {
-        let mut conn_data = OnConnectData::from_io(&io, self.on_connect_ext.as_deref());
-
-        // A connection the gate refuses is closed at once, nothing read; one it admits keeps
-        // what the gate gave it (a place under a per-client ceiling) for as long as it lives.
-        if let Some(gate) = self.cfg.connection_gate() {
-            match gate.admit(peer_addr) {
-                Some(admission) => conn_data.hold(ConnectionAdmission(admission)),
-                None => {
-                    drop(io);
-                    return HttpServiceHandlerResponse {
-                        state: State::Refused,
-                    };
-                }
-            }
-        }
+        let conn_data = OnConnectData::from_io(&io, self.on_connect_ext.as_deref());
 
         match proto {
             #[cfg(feature = "http2")]
@@ -1007,9 +993,6 @@ where
     }
 }
 
-/// What the connection gate gave an admitted connection, kept with its data.
-struct ConnectionAdmission(#[allow(dead_code)] Box<dyn std::any::Any>);
-
 #[cfg(not(feature = "http2"))]
 pin_project! {
     #[project = StateProj]
@@ -1032,9 +1015,6 @@ pin_project! {
         U::Error: fmt::Display,
     {
         H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
-
-        // Refused by the connection gate: closed already.
-        Refused,
     }
 }
 
@@ -1060,9 +1040,6 @@ pin_project! {
         U::Error: fmt::Display,
     {
         H1 { #[pin] dispatcher: h1::Dispatcher<T, S, B, X, U> },
-
-        // Refused by the connection gate: closed already.
-        Refused,
 
         H2 { #[pin] dispatcher: crate::h2::Dispatcher<T, S, B, X, U> },
 
@@ -1127,8 +1104,6 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.as_mut().project().state.project() {
             StateProj::H1 { dispatcher } => dispatcher.poll(cx),
-
-            StateProj::Refused => Poll::Ready(Ok(())),
 
             #[cfg(feature = "http2")]
             StateProj::H2 { dispatcher } => dispatcher.poll(cx),

@@ -14,22 +14,6 @@ use std::fmt;
 #[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
 pub struct HeaderListTooLarge;
 
-/// Marks a malformed request (RFC 9113, 8.1.1) delivered with
-/// [`Builder::deliver_rejected_requests`] instead of reset at once by this crate, so that the
-/// server can answer it before the stream is reset. Its stream is reset with `PROTOCOL_ERROR`
-/// once the server's response is written: the response's last frame does not end the stream.
-///
-/// A request malformed in its header block (a connection-specific field, `te` other than
-/// `trailers`, a pseudo-header after a regular field or given twice, pseudo-header fields that
-/// make no request) is a stand-in, `GET /` with no fields. A request found malformed later, in
-/// its trailers or in a body that disagrees with its `content-length`, keeps its fields when it
-/// is found so before it is accepted; if the server had accepted it already, its body ends with
-/// a `PROTOCOL_ERROR` error instead.
-///
-/// [`Builder::deliver_rejected_requests`]: crate::server::Builder::deliver_rejected_requests
-#[derive(Clone, Copy, Debug, Default, Eq, PartialEq)]
-pub struct MalformedRequest;
-
 /// Represents the `:protocol` pseudo-header used by
 /// the [Extended CONNECT Protocol].
 ///

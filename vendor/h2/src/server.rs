@@ -676,13 +676,6 @@ impl Builder {
     /// instead of answering it with a bare `431` here, so that the server can answer it in its
     /// own words.
     ///
-    /// Likewise a malformed request (RFC 9113, 8.1.1), marked with
-    /// [`MalformedRequest`](crate::ext::MalformedRequest): it is a stream error all the same,
-    /// but the stream is reset with `PROTOCOL_ERROR` after the server's response instead of at
-    /// once, so that the client reads an answer first (the RFC allows it). The response's last
-    /// frame does not end the stream; the reset does. Each such request counts against
-    /// `max_local_error_reset_streams`, as the reset it replaces would.
-    ///
     /// Off by default.
     pub fn deliver_rejected_requests(&mut self, deliver: bool) -> &mut Self {
         self.deliver_rejected_requests = deliver;

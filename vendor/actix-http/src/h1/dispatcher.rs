@@ -19,7 +19,7 @@ use tokio::{
     time::sleep_until,
 };
 use tokio_util::codec::{Decoder as _, Encoder as _};
-use tracing::{debug, error, trace};
+use tracing::{error, trace};
 
 use super::{
     codec::Codec,
@@ -1584,9 +1584,7 @@ where
                     // keep-alive and stream errors
                     if state_is_none && inner_p.write_buf.is_empty() {
                         if let Some(err) = inner_p.error.take() {
-                            // A client's malformed or oversized request, answered already:
-                            // not the server's error, and a client could fill the log with it.
-                            debug!("stream error: {}", &err);
+                            error!("stream error: {}", &err);
                             // The client may still be sending the request it was answered
                             // for: closing with its bytes unread makes the kernel reset the
                             // connection, and the client loses the answer. Read and drop

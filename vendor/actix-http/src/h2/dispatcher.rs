@@ -130,24 +130,14 @@ where
                     // A header list over the limit, delivered marked by the `h2` layer: its
                     // fields were not kept, so it is answered here, in the service's words,
                     // like HTTP/1's rejections, and the service never sees it.
-                    // Likewise a request whose pseudo-header fields do not make a request: 400.
-                    let rejected = if parts.extensions.get::<h2::ext::HeaderListTooLarge>().is_some() {
-                        Some(crate::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE)
-                    } else if parts.extensions.get::<h2::ext::MalformedRequest>().is_some() {
-                        Some(crate::StatusCode::BAD_REQUEST)
-                    } else {
-                        None
-                    };
-                    if let Some(status) = rejected {
+                    if parts.extensions.get::<h2::ext::HeaderListTooLarge>().is_some() {
                         if let Some(respond) = this.config.h1_error_response() {
+                            let status = crate::StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE;
                             let res = respond.respond(status, this.peer_addr);
-                            // HEAD's answer has no body (`h2` gives a stand-in the method the
-                            // client sent, where it had one).
-                            let head_req = parts.method == Method::HEAD;
                             drop(body);
                             let config = this.config.clone();
                             tokio::task::spawn_local(async move {
-                                let _ = handle_response(res, tx, config, head_req).await;
+                                let _ = handle_response(res, tx, config, false).await;
                             });
                             continue;
                         }

@@ -71,9 +71,8 @@ where
     if let Some(max) = config.h2_max_header_list_size() {
         builder.max_header_list_size(max);
     }
-    // With a builder for the rejections' answers, a request over the header list limit, or a
-    // malformed one, is answered by it (the dispatcher), not with the `h2` crate's bare 431 or
-    // a reset alone.
+    // With a builder for the rejections' answers, a request over the header list limit is
+    // answered by it (the dispatcher), not with the `h2` crate's bare 431.
     if config.h1_error_response().is_some() {
         builder.deliver_rejected_requests(true);
     }

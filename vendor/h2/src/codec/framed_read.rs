@@ -171,9 +171,6 @@ fn decode_frame(
             match frame.load_hpack(&mut payload, max_header_list_size, hpack) {
                 Ok(_) => {},
                 Err(frame::Error::Hpack(hpack::DecoderError::NeedMore(_))) if !is_end_headers => {},
-                // Handed on marked: the streams reset it, unless the server takes malformed
-                // requests to answer them (`server::Builder::deliver_rejected_requests`).
-                Err(frame::Error::MalformedMessage) if frame.mark_malformed() => {},
                 Err(frame::Error::MalformedMessage) => {
                     let id = $head.stream_id();
                     proto_err!(stream: "malformed header block; stream={:?}", id);
@@ -346,7 +343,6 @@ fn decode_frame(
             {
                 Ok(_) => {}
                 Err(frame::Error::Hpack(hpack::DecoderError::NeedMore(_))) if !is_end_headers => {}
-                Err(frame::Error::MalformedMessage) if partial.frame.mark_malformed() => {}
                 Err(frame::Error::MalformedMessage) => {
                     let id = head.stream_id();
                     proto_err!(stream: "malformed CONTINUATION frame; stream={:?}", id);
@@ -438,13 +434,6 @@ impl Continuable {
         match *self {
             Continuable::Headers(ref h) => h.is_over_size(),
             Continuable::PushPromise(ref p) => p.is_over_size(),
-        }
-    }
-
-    fn mark_malformed(&mut self) -> bool {
-        match *self {
-            Continuable::Headers(ref mut h) => h.mark_malformed(),
-            Continuable::PushPromise(ref mut p) => p.mark_malformed(),
         }
     }
 

@@ -99,11 +99,6 @@ struct HeaderBlock {
     /// part must still make the whole block malformed.
     has_malformed_field: bool,
 
-    /// Set to true when the block is malformed (a connection-specific field, `te` other than
-    /// `trailers`, a pseudo-header after a regular one or twice) and the frame is handed on,
-    /// marked, instead of failing (see `Headers::mark_malformed`).
-    is_malformed: bool,
-
     /// Pseudo headers, these are broken out as they must be sent as part of the
     /// headers frame.
     pseudo: Pseudo,
@@ -133,7 +128,6 @@ impl Headers {
                 fields,
                 is_over_size: false,
                 has_malformed_field: false,
-                is_malformed: false,
                 pseudo,
             },
             flags: HeadersFlag::default(),
@@ -152,7 +146,6 @@ impl Headers {
                 fields,
                 is_over_size: false,
                 has_malformed_field: false,
-                is_malformed: false,
                 pseudo: Pseudo::default(),
             },
             flags,
@@ -219,7 +212,6 @@ impl Headers {
                 field_size: 0,
                 is_over_size: false,
                 has_malformed_field: false,
-                is_malformed: false,
                 pseudo: Pseudo::default(),
             },
             flags,
@@ -261,23 +253,6 @@ impl Headers {
         self.header_block.is_over_size
     }
 
-    /// Marks the block malformed, to hand the frame on instead of resetting its stream where
-    /// it was read; returns whether it can be (a HEADERS frame can, a PUSH_PROMISE cannot).
-    pub fn mark_malformed(&mut self) -> bool {
-        self.header_block.is_malformed = true;
-        true
-    }
-
-    /// Whether the block was marked malformed (see `mark_malformed`).
-    pub fn is_malformed(&self) -> bool {
-        self.header_block.is_malformed
-    }
-
-    /// The request's `:method`, when the block had one.
-    pub fn method(&self) -> Option<&Method> {
-        self.header_block.pseudo.method.as_ref()
-    }
-
     pub fn into_parts(self) -> (Pseudo, HeaderMap) {
         (self.header_block.pseudo, self.header_block.fields)
     }
@@ -294,10 +269,6 @@ impl Headers {
 
     pub fn fields(&self) -> &HeaderMap {
         &self.header_block.fields
-    }
-
-    pub fn into_fields(self) -> HeaderMap {
-        self.header_block.fields
     }
 
     pub fn encode(
@@ -394,7 +365,6 @@ impl PushPromise {
                 fields,
                 is_over_size: false,
                 has_malformed_field: false,
-                is_malformed: false,
                 pseudo,
             },
             promised_id,
@@ -487,7 +457,6 @@ impl PushPromise {
                 field_size: 0,
                 is_over_size: false,
                 has_malformed_field: false,
-                is_malformed: false,
                 pseudo: Pseudo::default(),
             },
             promised_id,
@@ -523,11 +492,6 @@ impl PushPromise {
 
     pub fn is_over_size(&self) -> bool {
         self.header_block.is_over_size
-    }
-
-    /// A PUSH_PROMISE is never handed on malformed: its stream is reset where it was read.
-    pub fn mark_malformed(&mut self) -> bool {
-        false
     }
 
     pub fn encode(
@@ -962,7 +926,7 @@ impl HeaderBlock {
         });
 
         // Kept before any error: `NeedMore` only means the block goes on in the next frame.
-        self.has_malformed_field |= malformed;
+        self.has_malformed_field |= malformed | decoder.take_invalid_field();
 
         if let Err(e) = res {
             tracing::trace!("hpack decoding error; err={:?}", e);

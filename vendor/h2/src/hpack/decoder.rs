@@ -19,6 +19,8 @@ pub struct Decoder {
     last_max_update: usize,
     table: Table,
     buffer: BytesMut,
+    // A field value `http` cannot hold was decoded and left out (see `take_invalid_field`).
+    invalid_field: bool,
 }
 
 /// Represents all errors that can be encountered while performing the decoding
@@ -30,6 +32,7 @@ pub enum DecoderError {
     InvalidTableIndex,
     InvalidHuffmanCode,
     InvalidUtf8,
+    InvalidFieldValue,
     InvalidStatusCode,
     InvalidPseudoheader,
     InvalidMaxDynamicSize,
@@ -158,7 +161,14 @@ impl Decoder {
             last_max_update: size,
             table: Table::new(size),
             buffer: BytesMut::with_capacity(4096),
+            invalid_field: false,
         }
+    }
+
+    /// Whether a field was left out since the last call because its value is not one `http`
+    /// can hold (NUL, CR or LF, which RFC 9113, 8.2.1 makes the request malformed).
+    pub fn take_invalid_field(&mut self) -> bool {
+        std::mem::take(&mut self.invalid_field)
     }
 
     /// Queues a potential size update
@@ -222,14 +232,30 @@ impl Decoder {
                 LiteralWithoutIndexing => {
                     tracing::trace!(rem = src.remaining(), kind = %"LiteralWithoutIndexing");
                     can_resize = false;
-                    let entry = self.decode_literal(src, false)?;
+                    let entry = match self.decode_literal(src, false) {
+                        // Not in the table, so decoding goes on: the request is malformed,
+                        // the connection is not broken.
+                        Err(DecoderError::InvalidFieldValue) => {
+                            consume(src);
+                            self.invalid_field = true;
+                            continue;
+                        }
+                        entry => entry?,
+                    };
                     consume(src);
                     f(entry);
                 }
                 LiteralNeverIndexed => {
                     tracing::trace!(rem = src.remaining(), kind = %"LiteralNeverIndexed");
                     can_resize = false;
-                    let entry = self.decode_literal(src, false)?;
+                    let entry = match self.decode_literal(src, false) {
+                        Err(DecoderError::InvalidFieldValue) => {
+                            consume(src);
+                            self.invalid_field = true;
+                            continue;
+                        }
+                        entry => entry?,
+                    };
                     consume(src);
 
                     // TODO: Track that this should never be indexed
@@ -585,8 +611,7 @@ impl From<Utf8Error> for DecoderError {
 
 impl From<header::InvalidHeaderValue> for DecoderError {
     fn from(_: header::InvalidHeaderValue) -> DecoderError {
-        // TODO: Better error?
-        DecoderError::InvalidUtf8
+        DecoderError::InvalidFieldValue
     }
 }
 

@@ -181,22 +181,16 @@ impl Recv {
             counts.inc_num_recv_streams(stream);
         }
 
-        // Reaches here only from a peer whose requests the server answers itself; a malformed
-        // request is counted above like any other, or a peer could open streams past
-        // SETTINGS_MAX_CONCURRENT_STREAMS with broken requests.
-        if frame.is_malformed() {
-            proto_err!(stream: "malformed header block; stream={:?}", stream.id);
-            return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR).into());
-        }
-
         if !stream.content_length.is_head() {
             use super::stream::ContentLength;
             use http::header;
 
-            if let Some(content_length) = frame.fields().get(header::CONTENT_LENGTH) {
+            let mut values = frame.fields().get_all(header::CONTENT_LENGTH).iter();
+            if let Some(content_length) = values.next() {
                 let content_length = match frame::parse_u64(content_length.as_bytes()) {
-                    Ok(v) => v,
-                    Err(_) => {
+                    // RFC 9110, 8.6: fields that disagree leave the length unknown.
+                    Ok(v) if values.all(|other| other == content_length) => v,
+                    _ => {
                         proto_err!(stream: "could not parse content-length; stream={:?}", stream.id);
                         return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR).into());
                     }
@@ -226,7 +220,7 @@ impl Recv {
             if counts.peer().is_server() && is_initial && self.deliver_rejected_requests {
                 // Handed to the server, marked, with stand-ins for what was not kept: it
                 // answers the request in its own words (a bare 431 has no body).
-                self.deliver_stand_in(stream, crate::ext::HeaderListTooLarge, http::Method::GET);
+                self.deliver_stand_in(stream, crate::ext::HeaderListTooLarge);
                 return Ok(());
             }
             return if counts.peer().is_server() && is_initial {
@@ -281,16 +275,15 @@ impl Recv {
         Ok(())
     }
 
-    /// Queues a stand-in request (`method` `/`, no fields) marked with `mark` on a new stream,
-    /// for the server to answer a request this crate could not hand over as it came (the
-    /// method the client sent, where it is known, so that a HEAD's answer has no body).
-    fn deliver_stand_in<T>(&mut self, stream: &mut store::Ptr, mark: T, method: http::Method)
+    /// Queues a stand-in request (`GET /`, no fields) marked with `mark` on a new stream, for
+    /// the server to answer a request this crate could not hand over as it came.
+    fn deliver_stand_in<T>(&mut self, stream: &mut store::Ptr, mark: T)
     where
         T: Clone + std::marker::Send + std::marker::Sync + 'static,
     {
         let request = Request::builder()
             .version(http::Version::HTTP_2)
-            .method(method)
+            .method(http::Method::GET)
             .uri("/")
             .extension(mark)
             .body(())
@@ -305,24 +298,6 @@ impl Recv {
         self.pending_accept.push(stream);
     }
 
-    /// Whether requests this crate would refuse are handed to the server to answer.
-    pub fn delivers_rejected(&self) -> bool {
-        self.deliver_rejected_requests
-    }
-
-    /// A server's request found malformed (RFC 9113, 8.1.1) once its stream is open, with the
-    /// server answering such requests itself: a request not handed over yet is replaced with a
-    /// stand-in whose method is `stand_in`; one handed over is marked, the rest of it ignored (`recv_data`, trailers) and
-    /// its body's reader told (`schedule_recv`). The caller resets the stream after the
-    /// response (`StreamRef::send_*`, `maybe_cancel`).
-    pub fn mark_malformed(&mut self, stream: &mut store::Ptr, stand_in: Option<http::Method>) {
-        if let Some(method) = stand_in {
-            self.deliver_stand_in(stream, crate::ext::MalformedRequest, method);
-        }
-        stream.is_malformed_request = true;
-        stream.notify_recv();
-    }
-
     /// Called by the server to get the request
     ///
     /// # Panics
@@ -333,11 +308,6 @@ impl Recv {
         use super::peer::PollMessage::*;
 
         match stream.pending_recv.pop_front(&mut self.buffer) {
-            // Found malformed after it was queued: the server answers it as such.
-            Some(Event::Headers(Server(mut request))) if stream.is_malformed_request => {
-                request.extensions_mut().insert(crate::ext::MalformedRequest);
-                request
-            }
             Some(Event::Headers(Server(request))) => request,
             _ => unreachable!("server stream queue must start with Headers"),
         }
@@ -417,7 +387,12 @@ impl Recv {
             return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
         }
 
-        let trailers = frame.into_fields();
+        let (pseudo, trailers) = frame.into_parts();
+        if pseudo != frame::Pseudo::default() {
+            // RFC 9113, 8.1: trailers MUST NOT include pseudo-header fields.
+            proto_err!(stream: "recv_trailers: pseudo-header field in trailers; stream={:?}", stream.id);
+            return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
+        }
 
         // Push the frame onto the stream's recv buffer
         stream
@@ -647,8 +622,7 @@ impl Recv {
 
         let sz = sz as WindowSize;
 
-        // The rest of a malformed request being answered is not read.
-        let is_ignoring_frame = stream.state.is_local_error() || stream.is_malformed_request;
+        let is_ignoring_frame = stream.state.is_local_error();
 
         if !is_ignoring_frame && !stream.state.is_recv_streaming() {
             // TODO: There are cases where this can be a stream error of
@@ -672,26 +646,6 @@ impl Recv {
                 "recv_data; frame ignored on locally reset {:?} for some time",
                 stream.id,
             );
-            if stream.is_malformed_request
-                && !stream.state.is_local_error()
-                && stream.state.is_recv_streaming()
-            {
-                // Until its reset, a malformed request's ignored body still spends its stream
-                // window, which is never given back: a client whose answer waits cannot make
-                // the server read and discard data at line rate.
-                // As for a body that is read: the connection's window first; on a stream
-                // error the caller gives the frame's connection capacity back.
-                self.consume_connection_window(sz)?;
-                if stream.recv_flow.window_size() < sz {
-                    return Err(Error::library_reset(stream.id, Reason::FLOW_CONTROL_ERROR));
-                }
-                stream
-                    .recv_flow
-                    .send_data(sz)
-                    .map_err(proto::Error::library_go_away)?;
-                self.release_connection_capacity(sz, &mut None);
-                return Ok(());
-            }
             return self.ignore_data(sz);
         }
 
@@ -1274,14 +1228,6 @@ impl Recv {
         cx: &Context,
         stream: &mut Stream,
     ) -> Poll<Option<Result<T, proto::Error>>> {
-        if stream.is_malformed_request {
-            // The rest of the request is not read: its reader learns why here, after what was
-            // queued before it was found malformed.
-            return Poll::Ready(Some(Err(Error::library_reset(
-                stream.id,
-                Reason::PROTOCOL_ERROR,
-            ))));
-        }
         if stream.state.ensure_recv_open()? {
             // Request to get notified once more frames arrive
             stream.recv_task = Some(cx.waker().clone());

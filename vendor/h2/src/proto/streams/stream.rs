@@ -106,12 +106,6 @@ pub(super) struct Stream {
     /// When the RecvStream drop occurs, no data should be received.
     pub is_recv: bool,
 
-    /// A malformed request answered by the server before its stream is reset
-    /// (`server::Builder::deliver_rejected_requests`): the rest of the request is ignored, its
-    /// body's reader gets a `PROTOCOL_ERROR` error after what was queued, and the response's
-    /// end is a `RST_STREAM(PROTOCOL_ERROR)`, not `END_STREAM`.
-    pub is_malformed_request: bool,
-
     /// Task tracking receiving frames
     pub recv_task: Option<Waker>,
 
@@ -197,7 +191,6 @@ impl Stream {
             next_reset_expire: None,
             pending_recv: buffer::Deque::new(),
             is_recv: true,
-            is_malformed_request: false,
             recv_task: None,
             pending_push_promises: store::Queue::new(),
             content_length: ContentLength::Omitted,

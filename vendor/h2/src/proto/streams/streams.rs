@@ -404,13 +404,6 @@ impl Inner {
     ) -> Result<(), Error> {
         let id = frame.stream_id();
 
-        // A malformed header block is a stream error, as the codec used to return it, unless a
-        // server answers malformed requests itself (`Actions::answer_malformed`).
-        if frame.is_malformed() && !(peer.is_server() && self.actions.recv.delivers_rejected()) {
-            proto_err!(stream: "malformed header block; stream={:?}", id);
-            return Err(Error::library_reset(id, Reason::PROTOCOL_ERROR));
-        }
-
         // The GOAWAY process has begun. All streams with a greater ID than
         // specified as part of GOAWAY should be ignored.
         if id > self.actions.recv.max_stream_id() {
@@ -463,11 +456,10 @@ impl Inner {
 
         let stream = self.store.resolve(key);
 
-        if stream.state.is_local_error() || stream.is_malformed_request {
+        if stream.state.is_local_error() {
             // Locally reset streams must ignore frames "for some time".
             // This is because the remote may have sent trailers before
-            // receiving the RST_STREAM frame. (So must a malformed request being
-            // answered: the rest of it is not read.)
+            // receiving the RST_STREAM frame.
             tracing::trace!("recv_headers; ignoring trailers on {:?}", stream.id);
             return Ok(());
         }
@@ -484,7 +476,6 @@ impl Inner {
             );
 
             let res = if stream.state.is_recv_headers() {
-                let method = frame.method().cloned().unwrap_or(http::Method::GET);
                 match actions.recv.recv_headers(frame, stream, counts) {
                     Ok(()) => Ok(()),
                     Err(RecvHeaderBlockError::Oversize(resp)) => {
@@ -506,26 +497,17 @@ impl Inner {
                             Err(Error::library_reset(stream.id, Reason::REFUSED_STREAM))
                         }
                     },
-                    Err(RecvHeaderBlockError::State(err)) => {
-                        actions.answer_malformed(stream, counts, Err(err), Some(method))
-                    }
+                    Err(RecvHeaderBlockError::State(err)) => Err(err),
                 }
             } else {
                 if !frame.is_end_stream() {
                     // Receiving trailers that don't set EOS is a "malformed"
                     // message. Malformed messages are a stream error.
                     proto_err!(stream: "recv_headers: trailers frame was not EOS; stream={:?}", stream.id);
-                    let err = Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
-                    return actions.answer_malformed(stream, counts, err, None);
-                }
-                if frame.is_malformed() {
-                    proto_err!(stream: "malformed trailers; stream={:?}", stream.id);
-                    let err = Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
-                    return actions.answer_malformed(stream, counts, err, None);
+                    return Err(Error::library_reset(stream.id, Reason::PROTOCOL_ERROR));
                 }
 
-                let res = actions.recv.recv_trailers(frame, stream);
-                actions.answer_malformed(stream, counts, res, None)
+                actions.recv.recv_trailers(frame, stream)
             };
 
             actions.reset_on_recv_stream_err(send_buffer, stream, counts, res)
@@ -625,7 +607,6 @@ impl Inner {
                     .recv
                     .release_connection_capacity(sz as WindowSize, &mut None);
             }
-            let res = actions.answer_malformed(stream, counts, res, None);
             actions.reset_on_recv_stream_err(send_buffer, stream, counts, res)
         })
     }
@@ -1130,23 +1111,14 @@ impl<B> StreamRef<B> {
         let send_buffer = &mut *send_buffer;
 
         me.counts.transition(stream, |counts, stream| {
-            // The end of a response to a malformed request is a reset, not END_STREAM.
-            let reset_at_end = end_stream && stream.is_malformed_request;
-
             // Create the data frame
             let mut frame = frame::Data::new(stream.id, data);
-            frame.set_end_stream(end_stream && !reset_at_end);
+            frame.set_end_stream(end_stream);
 
-            // Send the data frame (an empty one that only ended the stream is not needed)
-            if !(reset_at_end && !frame.payload().has_remaining()) {
-                actions
-                    .send
-                    .send_data(frame, send_buffer, stream, counts, &mut actions.task)?;
-            }
-            if reset_at_end {
-                actions.reset_after_response(stream, counts);
-            }
-            Ok(())
+            // Send the data frame
+            actions
+                .send
+                .send_data(frame, send_buffer, stream, counts, &mut actions.task)
         })
     }
 
@@ -1160,13 +1132,6 @@ impl<B> StreamRef<B> {
         let send_buffer = &mut *send_buffer;
 
         me.counts.transition(stream, |counts, stream| {
-            // Trailers would end the stream: a response to a malformed request ends with a
-            // reset instead, and its trailers are not sent.
-            if stream.is_malformed_request {
-                actions.reset_after_response(stream, counts);
-                return Ok(());
-            }
-
             // Create the trailers frame
             let frame = frame::Headers::trailers(stream.id, trailers);
 
@@ -1182,13 +1147,6 @@ impl<B> StreamRef<B> {
         let me = &mut *me;
 
         let stream = me.store.resolve(self.opaque.key);
-        // A malformed request's stream ends in PROTOCOL_ERROR whoever ends it: the server
-        // giving up on a response the client does not read included.
-        let reason = if stream.is_malformed_request {
-            Reason::PROTOCOL_ERROR
-        } else {
-            reason
-        };
         let mut send_buffer = self.send_buffer.inner.lock().unwrap();
         let send_buffer = &mut *send_buffer;
 
@@ -1224,21 +1182,11 @@ impl<B> StreamRef<B> {
         let send_buffer = &mut *send_buffer;
 
         me.counts.transition(stream, |counts, stream| {
-            // The end of a response to a malformed request is a reset, not END_STREAM.
-            let reset_at_end = end_of_stream && stream.is_malformed_request;
-            let frame = server::Peer::convert_send_message(
-                stream.id,
-                response,
-                end_of_stream && !reset_at_end,
-            );
+            let frame = server::Peer::convert_send_message(stream.id, response, end_of_stream);
 
             actions
                 .send
-                .send_headers(frame, send_buffer, stream, counts, &mut actions.task)?;
-            if reset_at_end {
-                actions.reset_after_response(stream, counts);
-            }
-            Ok(())
+                .send_headers(frame, send_buffer, stream, counts, &mut actions.task)
         })
     }
 
@@ -1615,10 +1563,7 @@ fn maybe_cancel(stream: &mut store::Ptr, actions: &mut Actions, counts: &mut Cou
         // Server is allowed to early respond without fully consuming the client input stream
         // But per the RFC, must send a RST_STREAM(NO_ERROR) in such cases. https://www.rfc-editor.org/rfc/rfc7540#section-8.1
         // Some other http2 implementation may interpret other error code as fatal if not respected (i.e: nginx https://trac.nginx.org/nginx/ticket/2376)
-        let reason = if stream.is_malformed_request {
-            // A malformed request ends in a protocol error, answered or not.
-            Reason::PROTOCOL_ERROR
-        } else if counts.peer().is_server()
+        let reason = if counts.peer().is_server()
             && stream.state.is_send_closed()
             && stream.state.is_recv_streaming()
         {
@@ -1684,61 +1629,6 @@ impl Actions {
 
             Ok(())
         })
-    }
-
-    /// A stream error of `PROTOCOL_ERROR` on a request, in a server that answers malformed
-    /// requests itself (`server::Builder::deliver_rejected_requests`): instead of a reset now,
-    /// the request is marked (or, found malformed in its first HEADERS, replaced with a
-    /// stand-in) for the server to answer, and the stream is reset after the response (RFC
-    /// 9113, 8.1.1), at once if the response is already complete. It counts as the local error
-    /// reset it stands for. `stand_in` is the stand-in's method, for a request found
-    /// malformed in its first HEADERS. Any other result is returned as it came.
-    fn answer_malformed(
-        &mut self,
-        stream: &mut store::Ptr,
-        counts: &mut Counts,
-        res: Result<(), Error>,
-        stand_in: Option<http::Method>,
-    ) -> Result<(), Error> {
-        match res {
-            Err(Error::Reset(_, Reason::PROTOCOL_ERROR, Initiator::Library))
-                if counts.peer().is_server()
-                    && self.recv.delivers_rejected()
-                    && !stream.state.is_closed() =>
-            {
-                if !counts.can_inc_num_local_error_resets() {
-                    tracing::warn!(
-                        "answer_malformed; locally-reset streams reached limit ({:?})",
-                        counts.max_local_error_resets().unwrap(),
-                    );
-                    return Err(Error::library_go_away_data(
-                        Reason::ENHANCE_YOUR_CALM,
-                        "too_many_internal_resets",
-                    ));
-                }
-                counts.inc_num_local_error_resets();
-                self.recv.mark_malformed(stream, stand_in);
-                if stream.state.is_send_closed() {
-                    self.send.schedule_implicit_reset(
-                        stream,
-                        Reason::PROTOCOL_ERROR,
-                        counts,
-                        &mut self.task,
-                    );
-                    self.recv.enqueue_reset_expiration(stream, counts);
-                }
-                Ok(())
-            }
-            res => res,
-        }
-    }
-
-    /// Resets a malformed request's stream with `PROTOCOL_ERROR` once the frames of its
-    /// response queued so far are written (see `answer_malformed`).
-    fn reset_after_response(&mut self, stream: &mut store::Ptr, counts: &mut Counts) {
-        self.send
-            .schedule_implicit_reset(stream, Reason::PROTOCOL_ERROR, counts, &mut self.task);
-        self.recv.enqueue_reset_expiration(stream, counts);
     }
 
     fn reset_on_recv_stream_err<B>(
