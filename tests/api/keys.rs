@@ -270,7 +270,9 @@ async fn a_test_key_reaches_only_test_data() {
 
 /// The quota is per key in force, wherever its requests come from: two keys from one address
 /// have one quota each, and a key that cannot be used counts against its address, so made-up
-/// keys buy nothing.
+/// keys buy nothing. Each quota is spent until refused (within a bound), and what follows is
+/// read from the `RateLimit` field, so that a slow machine, whose refills come between the
+/// requests, waits longer but passes.
 #[actix_web::test]
 async fn the_rate_limit_counts_per_valid_key_and_per_address_otherwise() {
     let app = spawn_app_with(|config| {
@@ -278,39 +280,80 @@ async fn the_rate_limit_counts_per_valid_key_and_per_address_otherwise() {
         config.rate_limit_burst = 3;
     })
     .await;
-    let mut seen = Vec::new();
-    for key in [&app.keys.writer, &app.keys.reader] {
-        for _ in 0..4 {
-            seen.push(
-                retrieve_with(&app, Some(&format!("Bearer {key}")))
-                    .await
-                    .status,
-            );
-        }
-    }
-    assert_eq!(seen, [200, 200, 200, 429, 200, 200, 200, 429]);
-    // Made-up keys, each new: one quota, the address's.
-    let mut seen = Vec::new();
-    for _ in 0..4 {
+    let writer = format!("Bearer {}", app.keys.writer);
+    let reader = format!("Bearer {}", app.keys.reader);
+    let answered = spend_until_refused(|| retrieve_with(&app, Some(&writer))).await;
+    assert!(answered >= 3, "the writer's burst: {answered}");
+    // Right after the writer's refusal, the reader's quota is whole: its own.
+    let first = retrieve_with(&app, Some(&reader)).await;
+    assert_eq!(first.status, 200);
+    assert!(first.header("ratelimit").starts_with(r#""api";r=2;"#));
+    let answered = spend_until_refused(|| retrieve_with(&app, Some(&reader))).await;
+    assert!(answered >= 2, "the rest of the reader's burst: {answered}");
+    // Made-up keys, each new: refused as unknown until the address's quota is spent.
+    let mut unknown_refused = 0;
+    loop {
         let unknown = partner_api::auth::key::IssuedKey::generate()
             .expose()
             .to_owned();
-        seen.push(
-            retrieve_with(&app, Some(&format!("Bearer {unknown}")))
-                .await
-                .status,
+        let status = retrieve_with(&app, Some(&format!("Bearer {unknown}")))
+            .await
+            .status;
+        if status == 429 {
+            break;
+        }
+        assert_eq!(status, 401);
+        unknown_refused += 1;
+        assert!(
+            unknown_refused < 100,
+            "100 made-up keys and none rate limited"
         );
     }
-    assert_eq!(seen, [401, 401, 401, 429]);
-    let response = app.get("/v1/ping").await;
-    assert_eq!(response.status, 429, "the address's quota is spent");
-    let response = app.get_keyed("/v1/ping").await;
-    assert_eq!(response.status, 429, "the writer's quota is spent too");
+    assert!(
+        unknown_refused >= 3,
+        "the address's burst: {unknown_refused}"
+    );
+    // The address's quota is the one the made-up keys spent: refused, or a token refilled
+    // since and spent now (`r=0`); a quota of its own would have two left.
+    assert_spent(&app.get("/v1/ping").await, "the address's quota is spent");
+    assert_spent(
+        &app.get_keyed("/v1/ping").await,
+        "the writer's quota is spent too",
+    );
     let other = app
         .send(app.request("GET", "/v1/ping").bearer_auth(&app.keys.other))
         .await;
     assert_eq!(other.status, 200, "another key has its own");
     assert_eq!(other.header("ratelimit"), r#""api";r=2;t=1"#);
+}
+
+/// Sends `request` until it is refused with 429 (at most 100 times): how many were answered
+/// before. Fails if none is refused.
+async fn spend_until_refused<F>(request: impl Fn() -> F) -> usize
+where
+    F: std::future::Future<Output = crate::helpers::TestResponse>,
+{
+    for answered in 0..100 {
+        let response = request().await;
+        if response.status == 429 {
+            return answered;
+        }
+        assert_eq!(response.status, 200);
+    }
+    panic!("100 requests and none refused");
+}
+
+/// A quota spent: 429, or 200 spending a token refilled since (`r=0`).
+fn assert_spent(response: &crate::helpers::TestResponse, what: &str) {
+    match response.status {
+        429 => {}
+        200 => assert!(
+            response.header("ratelimit").starts_with(r#""api";r=0;"#),
+            "{what}: {}",
+            response.header("ratelimit")
+        ),
+        status => panic!("{what}: {status}"),
+    }
 }
 
 /// A key revoked with `partner-api keys revoke` stops working on a running replica once it
