@@ -19,8 +19,8 @@ pub const KEY_BODY_LEN: usize = 38;
 /// `pak_` is looked at, those inside another key's characters too, so that keys run together
 /// (`pak_` and 35 letters, then a whole key) are masked whole, never one key's tail left out.
 pub fn keys_masked(text: &str) -> Cow<'_, str> {
-    // Text shorter than a key holds none: most paths, at no cost (a search for the prefix costs
-    // a ping about 240 instructions, callgrind; BENCHMARKS.md).
+    // Text shorter than a key holds none: most paths return here without the search for the
+    // prefix, which would otherwise run on every request.
     if text.len() < KEY_PREFIX.len() + KEY_BODY_LEN || !text.contains(KEY_PREFIX) {
         return Cow::Borrowed(text);
     }

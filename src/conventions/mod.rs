@@ -127,15 +127,7 @@ where
     type Future = Ready<Result<Self::Transform, Self::InitError>>;
 
     fn new_transform(&self, service: S) -> Self::Future {
-        let mut settings = self.settings.clone();
-        // What every answer carries, in memory of this worker's own: cloning a header value
-        // or a template counts a reference in the block it points to, and a block every worker
-        // counts on moves between their cores at each count (BENCHMARKS.md, "Memory every
-        // worker writes").
-        settings.answers.hsts = settings.answers.hsts.as_ref().map(|hsts| {
-            HeaderValue::from_bytes(hsts.as_bytes()).expect("copied from a header value")
-        });
-        let route_templates = settings.routes.templates().map(Arc::from).collect();
+        let settings = self.settings.clone();
         ready(Ok(RequestConventionsMiddleware {
             service: Rc::new(service),
             conventions: Rc::new(WorkerConventions {
@@ -143,7 +135,6 @@ where
                 // the worker's own, and each worker records into metric cells of its own.
                 rate_limits: settings.rate_limits.for_worker(),
                 in_flight: settings.in_flight.for_worker(),
-                route_templates,
                 metrics: settings.answers.metrics.as_ref().map(|metrics| {
                     Rc::new(metrics.for_worker(RouteLabels::new(settings.routes.templates())))
                 }),
@@ -164,8 +155,6 @@ struct WorkerConventions {
     settings: ConventionSettings,
     rate_limits: WorkerLimits,
     in_flight: WorkerCeiling,
-    /// The route table's templates, in its order, this worker's copies.
-    route_templates: Box<[Arc<str>]>,
     metrics: Option<Rc<WorkerMetrics>>,
 }
 
@@ -338,7 +327,7 @@ where
         summary
             .view
             .route()
-            .map(|route| Arc::clone(&conventions.route_templates[route.get()])),
+            .map(|route| Arc::clone(conventions.settings.routes.template(route))),
     )
     .with_caller(summary.view.caller().key().cloned(), members.clone());
     Box::pin(async move {

@@ -87,13 +87,13 @@ pub const PATHS: [&str; 18] = [
 ];
 
 /// The files, rendered on first use and shared by all workers: none can change at run time.
-/// Not at start-up: that costs every replica about 3 MiB whether anyone reads the
-/// documentation or not, and rendering them at start-up on a thread of its own left the heap
-/// fragmented for a replica that never serves them (`scripts/soak limiter`: RSS 13.7 MiB after
-/// pruning a million clients, against 9.2 MiB without). Not on a worker either: rendering and
-/// compressing them takes about 0.1 s, which every other request on that worker would wait
-/// for. So the first request hands the work to the blocking pool ([`Docs::files`]) and waits
-/// for it there, while its worker goes on.
+/// Not at start-up: that costs every replica the files' memory whether anyone reads the
+/// documentation or not, and rendering them at start-up on a thread of its own leaves the heap
+/// fragmented for a replica that never serves them (`scripts/soak limiter` shows it after
+/// pruning a million clients). Not on a worker either: rendering and compressing them takes
+/// long enough that every other request on that worker would notice the wait. So the first
+/// request hands the work to the blocking pool ([`Docs::files`]) and waits for it there,
+/// while its worker goes on.
 #[derive(Clone)]
 pub struct Docs {
     /// The origin the served documents name as their server: the configured public URL, or

@@ -3,10 +3,8 @@
 //! `header`), what a handler knows of its
 //! request and what it shares (`context`), the one-line mounting of handlers (`mount`), the
 //! route table behind 404 and 405 (`routes`), the one view of a request that everything after
-//! the edge reads (`view`), the deprecation headers of an operation (`deprecation`), and the
-//! byte tables the checks of a host or a path read (`byte_set`).
+//! the edge reads (`view`), and the deprecation headers of an operation (`deprecation`).
 
-pub mod byte_set;
 pub mod client;
 pub mod context;
 pub mod deprecation;

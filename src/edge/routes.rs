@@ -358,6 +358,11 @@ impl RouteTable {
         self.templates.iter().map(|template| &**template)
     }
 
+    /// The pattern of `route`, shared.
+    pub fn template(&self, route: RouteIndex) -> &Arc<str> {
+        &self.templates[route.get()]
+    }
+
     /// The ids `path` carries in the parameters of `route` (`th_0009` of `/v1/things/th_0009`
     /// for `/v1/things/{thing}`): each parameter shaped like an id, two lower-case letters,
     /// `_`, and 1 to 64 letters and digits. What an audit record names before, or without, a

@@ -16,7 +16,6 @@ use actix_web::dev::ServiceRequest;
 use actix_web::http::Method;
 use actix_web::http::uri::Uri;
 
-use super::byte_set::ByteSet;
 use super::client::ClientResolver;
 use super::routes::{API_PREFIX, RouteIndex, RouteTable};
 use crate::auth::Caller;
@@ -156,10 +155,21 @@ pub fn path_for_log(path: &str) -> String {
 }
 
 /// The bytes a URI path holds as they are (RFC 3986, 3.3), and `%`.
-static PATH_BYTES: ByteSet = ByteSet::alphanumeric_and(b"-._~!$&'()*+,;=:@/%");
-
 fn is_path_byte(byte: u8) -> bool {
-    PATH_BYTES.contains(byte)
+    byte.is_ascii_alphanumeric()
+        || is_unreserved_mark(byte)
+        || is_sub_delim(byte)
+        || matches!(byte, b':' | b'@' | b'/' | b'%')
+}
+
+/// RFC 3986, 2.3: `unreserved`, less the letters and digits.
+pub fn is_unreserved_mark(byte: u8) -> bool {
+    matches!(byte, b'-' | b'.' | b'_' | b'~')
+}
+
+/// RFC 3986, 2.2: `sub-delims`, `!$&'()*+,;=` (`&` to `,` are one run of ASCII).
+pub fn is_sub_delim(byte: u8) -> bool {
+    matches!(byte, b'!' | b'$' | b'&'..=b',' | b';' | b'=')
 }
 
 #[cfg(test)]
@@ -167,13 +177,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn path_bytes_are_rfc_3986s_path_characters_and_percent() {
+    fn the_character_classes_are_rfc_3986s_lists() {
         for byte in 0..=u8::MAX {
-            assert_eq!(
-                is_path_byte(byte),
-                byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&byte),
-                "byte {byte}"
-            );
+            assert_eq!(is_unreserved_mark(byte), b"-._~".contains(&byte), "{byte}");
+            assert_eq!(is_sub_delim(byte), b"!$&'()*+,;=".contains(&byte), "{byte}");
         }
     }
 

@@ -154,8 +154,8 @@ pub fn submit(lines: Lines) {
 
 /// `lines` in a buffer its size. A batch handed over by time rather than by size holds a few
 /// lines in a buffer sized for many (up to 64 KiB): counted as it is, a stalled sink's queue
-/// held about 900 lines, not the 10,000 its budget was meant for. One copy of the batch, on
-/// the worker, once per batch, never per line.
+/// would hold a small fraction of the lines its budget is meant for. One copy of the batch,
+/// on the worker, once per batch, never per line.
 fn fitted(mut lines: Lines) -> Lines {
     if lines.bytes.capacity() > lines.bytes.len() + lines.bytes.len() / 4 {
         lines.bytes.shrink_to_fit();

@@ -6,15 +6,15 @@
 //! one `error` line with its location; the request-conventions middleware adds a second one
 //! naming the request id.
 //!
-//! Writing every line with its own `write(2)` cost the service a third of its throughput, so
-//! on the server's worker threads lines are gathered in a buffer of that thread (no lock is
-//! shared between workers for it) and handed on in batches: when the buffer passes
-//! [`BATCH_BYTES`], every [`FLUSH_EVERY`] by a task on that worker, and when the worker
-//! stops. Warnings and errors are handed on at once. Other threads hand on every line at
-//! once. Handed on means to the log sink (`log_sink`): a bounded queue to one writer thread,
-//! so no request ever waits on stderr; when the sink stalls, lines are dropped and counted.
-//! A line is therefore at most [`FLUSH_EVERY`] late, and a process killed with SIGKILL can
-//! lose that much and what is queued.
+//! Writing every line with its own `write(2)` would put a system call on every request
+//! (BENCHMARKS.md, "What profiling found"), so on the server's worker threads lines are
+//! gathered in a buffer of that thread (no lock is shared between workers for it) and handed
+//! on in batches: when the buffer passes [`BATCH_BYTES`], every [`FLUSH_EVERY`] by a task on
+//! that worker, and when the worker stops. Warnings and errors are handed on at once. Other
+//! threads hand on every line at once. Handed on means to the log sink (`log_sink`): a
+//! bounded queue to one writer thread, so no request ever waits on stderr; when the sink
+//! stalls, lines are dropped and counted. A line is therefore at most [`FLUSH_EVERY`] late,
+//! and a process killed with SIGKILL can lose that much and what is queued.
 
 use std::cell::RefCell;
 use std::io::{self, Write};
@@ -87,8 +87,8 @@ pub struct AccessRecord<'a> {
 
 /// Writes one access line (the caller checked [`access_log_enabled`]). With the service's own
 /// logger (installed by [`init`]) the line goes straight into the worker's batch: it is the one
-/// record every request writes, and env_logger's per-record machinery (its formatter, the lock
-/// around its target) cost about a tenth of a request. Under any other logger (the tests'), it
+/// record every request writes, so it skips env_logger's per-record machinery (its formatter,
+/// the lock around its target). Under any other logger (the tests'), it
 /// is an ordinary `log` record with the text form as its message.
 pub fn write_access(record: &AccessRecord<'_>) {
     if !OWN_LOGGER.load(Ordering::Relaxed) {
@@ -335,7 +335,7 @@ pub fn init(format: LogFormat, when_stalled: WhenStalled) {
             write_text_record(out, record)
         })
         // The format above writes no colours; "always" only stops env_logger from scanning
-        // every line for escape codes to strip (a tenth of the request cost when it did).
+        // every line for escape codes to strip, work every request would otherwise pay for.
         .write_style(env_logger::WriteStyle::Always)
         .target(env_logger::Target::Pipe(Box::new(BatchedStderr)));
     let logger = builder.build();

@@ -9,14 +9,14 @@
 //! 429. Counted per process, not across replicas: descriptors and memory are per process.
 //!
 //! What a request pays, and why no worker waits on another for it. Each client's count is one
-//! atomic of its own (on a cache line of its own), raised with a compare-and-swap that never
+//! atomic of its own, raised with a compare-and-swap that never
 //! passes the ceiling and lowered when the request ends: exact, whichever worker serves which
 //! of the client's requests. A worker finds the atomic through a map of its own
 //! ([`WorkerCeiling`]), so a request takes no lock and writes no memory that requests of other
 //! clients write; the shared map, under a lock, is read only the first time a worker sees a
-//! client. Before, every request locked one of sixteen shared shards, wrote the shared map
-//! twice and counted a reference on a block every worker counted on (BENCHMARKS.md,
-//! "Memory every worker writes"). A worker forgets clients with nothing in flight once its map
+//! client. A shared map alone would have every request lock one of its shards, write the map
+//! twice and count a reference on a block every worker counts on (BENCHMARKS.md, "Memory
+//! every worker writes"). A worker forgets clients with nothing in flight once its map
 //! has doubled since it last looked (so it remembers at most about twice the clients it had in
 //! flight at its last look, plus 1,024), and a client no worker remembers and nothing holds is
 //! dropped from the shared map then, or by the periodic pruning. A connection's place is given
@@ -52,11 +52,8 @@ struct Shared {
     refused: AtomicU64,
 }
 
-/// One client's requests in flight, alone on its cache line (128 bytes: two lines are fetched
-/// together on x86): two clients' counts never share one, so workers serving different
-/// clients write different lines.
+/// One client's requests in flight.
 #[derive(Debug, Default)]
-#[repr(align(128))]
 struct Count(AtomicU32);
 
 impl Count {

@@ -8,13 +8,9 @@
 //! allocates `x-ratelimit-*` headers that had to be parsed and replaced by the IETF fields; its
 //! 429 is plain text with a truncated wait (BENCHMARKS.md, "What profiling found").
 //!
-//! A decision writes two places every worker may write: the client's bucket (one
-//! compare-and-swap) and the lock of the map's shard that holds it (taken to read, released).
-//! The map has [`SHARDS`] shards rather than dashmap's default of four per CPU, so two clients
-//! served at once by two workers share a lock one time in 256, not one in eight on two CPUs
-//! (BENCHMARKS.md, "Memory every worker writes"); one client's requests on two workers still
-//! share theirs. The limiters are built with governor directly: actix-governor's config hands
-//! its limiter out as a clone of an `Arc`, a reference counted by every worker per decision.
+//! A decision writes the client's bucket (one compare-and-swap) and takes the lock of the map's
+//! shard that holds it (dashmap's default shards). The limiters are built with governor
+//! directly, where actix-governor's config would hand its limiter out as a clone of an `Arc`.
 
 use actix_governor::governor::clock::{Clock, DefaultClock};
 use actix_governor::governor::middleware::StateInformationMiddleware;
@@ -23,9 +19,6 @@ use actix_governor::governor::{Quota as GcraQuota, RateLimiter};
 use std::num::NonZeroU32;
 
 use super::{ClientKey, Outcome, PolicyName, Quota};
-
-/// Shards of each policy's map of buckets (128 bytes each: 32 KiB a policy).
-const SHARDS: usize = 256;
 
 type Limiter =
     RateLimiter<ClientKey, DashMapStateStore<ClientKey>, DefaultClock, StateInformationMiddleware>;
@@ -39,11 +32,7 @@ fn limiter(quota: Quota) -> Limiter {
     let gcra = GcraQuota::with_period(quota.period())
         .expect("the period is non-zero")
         .allow_burst(NonZeroU32::new(quota.burst.max(1)).expect("at least 1"));
-    Limiter::new(
-        gcra,
-        DashMapStateStore::with_shard_amount(SHARDS),
-        DefaultClock::default(),
-    )
+    Limiter::new(gcra, DashMapStateStore::default(), DefaultClock::default())
 }
 
 impl MemoryStore {
@@ -98,10 +87,10 @@ impl MemoryStore {
 /// their own mappings; pruning frees them, but memory at the top of a worker's arena stays
 /// resident, which `malloc_trim` does not reach for arenas other than the main one. Fixed at
 /// 128 KiB (glibc's starting values), a table of a million clients is a mapping of its own and
-/// goes back whole; in the soak's million-client run RSS after pruning came back to its
-/// starting level (7.3 MiB) instead of staying 1.5 to 6 MiB above it. Blocks that size are
-/// rare on the request path (bodies are limited, the reference is built once); a scrape's
-/// exposition (up to about 0.2 MB) is one, on the admin listener.
+/// goes back whole, so pruning brings resident memory back to its starting level rather than
+/// leaving it above. Blocks that size are rare on the request path (bodies are limited, the
+/// reference is built once); a scrape's exposition, at its largest, is one, on the admin
+/// listener.
 pub fn return_large_blocks_at_once() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes the allocator's tuning; it touches no allocation. It is

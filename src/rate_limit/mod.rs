@@ -25,7 +25,6 @@ pub mod store_files;
 
 use std::cell::RefCell;
 use std::net::IpAddr;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -124,21 +123,6 @@ impl Policy {
         };
         policy.exhausted_header = policy.quota_now(0, quota.window_secs());
         policy
-    }
-
-    /// The same policy with header values of its own: a worker's answers share their bytes
-    /// (a reference count per answer) only with that worker's, not with every worker's
-    /// (BENCHMARKS.md, "Memory every worker writes").
-    fn for_worker(&self) -> Policy {
-        let copy = |value: &HeaderValue| {
-            HeaderValue::from_bytes(value.as_bytes()).expect("copied from a header value")
-        };
-        Policy {
-            name: self.name,
-            quota: self.quota,
-            policy_header: copy(&self.policy_header),
-            exhausted_header: copy(&self.exhausted_header),
-        }
     }
 
     /// The IETF quota fields for a client with `remaining` requests left.
@@ -331,10 +315,6 @@ impl RateLimits {
             .and_then(|limits| limits.shared.as_ref())
             .map(RedisStore::connect_worker);
         WorkerLimits {
-            policies: self
-                .limits
-                .as_ref()
-                .map(|limits| Rc::new(limits.policies.each_ref().map(Policy::for_worker))),
             limits: self.clone(),
             connection: RefCell::new(connection),
         }
@@ -409,8 +389,6 @@ impl RateLimits {
 /// The limits of one worker.
 pub struct WorkerLimits {
     limits: RateLimits,
-    /// The policies with this worker's own header values (`None` when limiting is off).
-    policies: Option<Rc<[Policy; 2]>>,
     /// The worker's connection to the shared store, when there is one, and the generation
     /// of the credentials it was made with.
     connection: RefCell<Option<(u64, ConnectionManager)>>,
@@ -421,7 +399,7 @@ impl WorkerLimits {
     /// the request view decided them: the quota fields to send back (`None` when limiting is
     /// off), or the refusal.
     pub fn check(&self, view: &RequestView) -> Check {
-        let (Some(limits), Some(policies)) = (&self.limits.limits, &self.policies) else {
+        let Some(limits) = &self.limits.limits else {
             return Check::Decided(Ok(None));
         };
         let policy = PolicyName::of(view);
@@ -429,20 +407,20 @@ impl WorkerLimits {
         match &limits.shared {
             Some(shared) if shared.is_up() => {
                 let connection = self.connection_to(shared);
-                let (limits, policies) = (Arc::clone(limits), Rc::clone(policies));
+                let limits = Arc::clone(limits);
                 Check::Pending(Box::pin(async move {
                     let outcome = limits.decide_shared(connection, policy, key).await;
-                    answer(&policies[policy as usize], outcome)
+                    answer(&limits.policies[policy as usize], outcome)
                 }))
             }
             Some(shared) => {
                 shared.decided_locally();
                 let outcome = limits.memory.decide(policy, key);
-                Check::Decided(answer(&policies[policy as usize], outcome))
+                Check::Decided(answer(&limits.policies[policy as usize], outcome))
             }
             None => {
                 let outcome = limits.memory.decide(policy, key);
-                Check::Decided(answer(&policies[policy as usize], outcome))
+                Check::Decided(answer(&limits.policies[policy as usize], outcome))
             }
         }
     }

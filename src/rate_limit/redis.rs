@@ -17,8 +17,8 @@
 //! own (the `redis` crate's connection manager: multiplexed, reconnecting by itself), driven on
 //! that worker's runtime, so a decision never waits for another thread; the commands of the
 //! worker's concurrent requests are pipelined on it. The probe has one more, on the main
-//! runtime. (One connection shared by all workers cost a third of the throughput: every
-//! decision crossed to the thread driving it and back; see BENCHMARKS.md.)
+//! runtime. (One connection shared by all workers would make every decision cross to the
+//! thread driving it and back; BENCHMARKS.md, "The shared store's budget on a busy host".)
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -37,11 +37,10 @@ use super::{ClientKey, Outcome, PolicyName, Quota};
 pub const PROBE_EVERY: Duration = Duration::from_millis(250);
 
 /// Failed calls in a row after which the store is declared lost. A busy host makes a single
-/// answer miss a tight budget now and then (`scripts/bench --store-budget`, two saturated
-/// cores: 207 of 1.3 million calls missed 5 ms, none missed 10 ms; each loss is a "lost" and
-/// an "answers" line and 250 ms of local decisions); three in a row, with no success between,
-/// is Redis away or truly slow. The request of each failed call is decided in-process either
-/// way.
+/// answer miss a tight budget now and then (BENCHMARKS.md, "The shared store's budget on a
+/// busy host"), and each loss is a "lost" and an "answers" line and 250 ms of local decisions;
+/// three in a row, with no success between, is Redis away or truly slow. The request of each
+/// failed call is decided in-process either way.
 pub const LOST_AFTER: u32 = 3;
 
 /// The GCRA decision; times in microseconds. KEYS[1] is the client's key, ARGV[1] the

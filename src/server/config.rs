@@ -333,9 +333,9 @@ pub struct ServerConfig {
     pub rate_limit_store: StoreArg,
 
     /// Milliseconds a decision waits for the shared store before the in-process limiter
-    /// decides instead. 20: on two saturated cores no call missed a 10 ms budget in 7 million
-    /// decisions (BENCHMARKS.md, "The shared store's budget"), and a request held for all of
-    /// it still meets the 25 ms latency objective.
+    /// decides instead. 20: a margin over what calls to a store on saturated cores kept to
+    /// (BENCHMARKS.md, "The shared store's budget"), and a request held for all of it still
+    /// meets the 25 ms latency objective.
     #[arg(long, env = "PARTNER_API_RATE_LIMIT_STORE_TIMEOUT_MS", default_value_t = 20, value_name = "MS",
           value_parser = clap::value_parser!(u64).range(1..=10_000))]
     pub rate_limit_store_timeout_ms: u64,

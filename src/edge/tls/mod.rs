@@ -471,11 +471,11 @@ impl CertificateStore {
             .with_cert_resolver(Arc::clone(self) as Arc<dyn ResolvesServerCert>);
         config.ticketer = aws_lc_rs::Ticketer::new().map_err(config_error)?;
         // One TLS 1.3 ticket per handshake, not rustls' (and OpenSSL's) two: each costs a key
-        // derivation and an encryption on every full handshake, about 5% of its time here
-        // (BENCHMARKS.md). Clients spend a TLS 1.3 ticket once (RFC 8446, appendix C.4) and
-        // get a fresh one with every resumption, so a client that reconnects one connection at
-        // a time always resumes; one that opens several at once resumes one of them and makes
-        // full handshakes for the rest (docs/operations/configuration.md, "Resumption").
+        // derivation and an encryption on every full handshake (BENCHMARKS.md, "HTTPS").
+        // Clients spend a TLS 1.3 ticket once (RFC 8446, appendix C.4) and get a fresh one
+        // with every resumption, so a client that reconnects one connection at a time always
+        // resumes; one that opens several at once resumes one of them and makes full
+        // handshakes for the rest (docs/operations/configuration.md, "Resumption").
         config.send_tls13_tickets = 1;
         Ok(config)
     }

@@ -32,10 +32,9 @@
 //! duration only by route and method, for the methods a route serves. The ceiling is fixed by
 //! the code, never by clients: routes are the table's templates plus `/docs/{file}` and
 //! `unmatched` (16 today), methods 8, statuses those the service sends (the catalogue's and
-//! 200, 304 and the reference's redirect), classes 4. Measured (docs/operations/monitoring.md): every
-//! method on every route and two unknown paths, plain, conditional and over the limit (384
-//! requests), makes 106 counter series, 98 request-duration and 20 head-duration series, a
-//! 272 KB exposition: the most today's routes allow; ordinary traffic makes a handful.
+//! 200, 304 and the reference's redirect), classes 4. Every method on every route and two
+//! unknown paths, plain, conditional and over the limit, make the most series today's routes
+//! allow (docs/operations/monitoring.md counts them); ordinary traffic makes a handful.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
@@ -61,7 +60,7 @@ pub mod exposition;
 pub use exposition::Exposition;
 
 /// Upper bounds of the request-duration histogram, in microseconds: 100 µs to 10 s, where a
-/// ping answers in tens of microseconds and a stuck request would show at the top.
+/// ping answers at the bottom and a stuck request would show at the top.
 const BUCKETS_MICROS: [u64; 16] = [
     100, 250, 500, 1_000, 2_500, 5_000, 10_000, 25_000, 50_000, 100_000, 250_000, 500_000,
     1_000_000, 2_500_000, 5_000_000, 10_000_000,
@@ -125,19 +124,16 @@ struct HeadSeries {
     cells: Arc<SeriesCells>,
 }
 
-/// One worker's share of one series, on cache lines of its own (128 bytes: two lines are
-/// fetched together on x86), so no other worker's cells share them.
+/// One worker's share of one series.
 #[derive(Debug, Default)]
-#[repr(align(128))]
 struct SeriesCells {
     sum_micros: AtomicU64,
     /// Requests per bucket, not cumulative; the last one is `+Inf`.
     buckets: [AtomicU64; BUCKETS_MICROS.len() + 1],
 }
 
-/// On cache lines of its own, like [`SeriesCells`].
+/// One worker's gauges and refusal counters.
 #[derive(Debug, Default)]
-#[repr(align(128))]
 struct WorkerGauges {
     in_flight: AtomicI64,
     refusals: [AtomicU64; 2],
@@ -290,14 +286,11 @@ impl RouteLabels {
 pub struct WorkerMetrics {
     shared: Arc<Shared>,
     gauges: Arc<WorkerGauges>,
-    /// Keyed by what the service chose (route, method, status), never by what a client sent,
-    /// so a fast hash is safe here; SipHash took about 240 instructions of every request.
-    cells: RefCell<HashMap<u32, Arc<SeriesCells>, SeriesHasher>>,
-    head_cells: RefCell<HashMap<u16, Arc<SeriesCells>, SeriesHasher>>,
+    /// Keyed by what the service chose (route, method, status), never by what a client sent.
+    cells: RefCell<HashMap<u32, Arc<SeriesCells>>>,
+    head_cells: RefCell<HashMap<u16, Arc<SeriesCells>>>,
     routes: RouteLabels,
 }
-
-type SeriesHasher = foldhash::fast::RandomState;
 
 /// Counts a request as in flight until dropped.
 pub struct InFlight(Rc<WorkerMetrics>);
