@@ -166,4 +166,21 @@ mod tests {
             assert!(!is_host(bad.as_bytes()), "{bad:?}");
         }
     }
+
+    #[test]
+    fn a_host_is_made_of_rfc_3986s_characters() {
+        for byte in 0..=u8::MAX {
+            let alphanumeric = byte.is_ascii_alphanumeric();
+            assert_eq!(
+                is_reg_name_byte(byte),
+                alphanumeric || b"-._~%!$&'()*+,;=".contains(&byte),
+                "reg-name byte {byte}"
+            );
+            assert_eq!(
+                is_ip_literal_byte(byte),
+                alphanumeric || b":.%-_~!$&'()*+,;=".contains(&byte),
+                "IP literal byte {byte}"
+            );
+        }
+    }
 }

@@ -181,6 +181,11 @@ mod tests {
         for byte in 0..=u8::MAX {
             assert_eq!(is_unreserved_mark(byte), b"-._~".contains(&byte), "{byte}");
             assert_eq!(is_sub_delim(byte), b"!$&'()*+,;=".contains(&byte), "{byte}");
+            assert_eq!(
+                is_path_byte(byte),
+                byte.is_ascii_alphanumeric() || b"-._~!$&'()*+,;=:@/%".contains(&byte),
+                "path byte {byte}"
+            );
         }
     }
 

@@ -342,8 +342,8 @@ pub fn init(format: LogFormat, when_stalled: WhenStalled) {
     let max_level = logger.filter();
     if log::set_boxed_logger(Box::new(ClientErrorsAtDebug(logger))).is_ok() {
         log::set_max_level(max_level);
+        OWN_LOGGER.store(true, Ordering::Relaxed);
     }
-    OWN_LOGGER.store(true, Ordering::Relaxed);
     std::panic::set_hook(Box::new(|info| {
         let location = info
             .location()

@@ -74,7 +74,9 @@ where
         .shutdown_timeout(settings.shutdown_timeout_secs)
         .disable_signals();
     let shutdown = builder.graceful_shutdown_signal();
-    // What the app's requests are told of their server, as actix-web's `HttpServer` tells them.
+    // What the app's requests are told of their server, as actix-web's `HttpServer` tells them
+    // (through the constructor actix-web keeps for its test crate: Cargo.toml pins the minor
+    // release).
     let app_config = AppConfig::__priv_test_new(tls.is_some(), addr.to_string(), addr);
     let gate = settings.gate.clone();
     let name = format!("partner-api-{addr}");
@@ -139,6 +141,8 @@ where
 
 /// `inner`, behind the gate: a connection it refuses is dropped (closed) before `inner` sees
 /// it; one it admits keeps what the gate gave it until `inner` is done with the connection.
+/// HTTP/2's handlers run as tasks of their own and may outlive their connection for a moment;
+/// what they hold is bounded by the per-client ceiling on requests in flight.
 fn gated<SF>(
     gate: Option<ConnectionGate>,
     inner: SF,

@@ -459,6 +459,54 @@ async fn a_slow_reader_is_in_flight_until_the_last_byte_and_its_duration_shows_i
     driving.abort();
 }
 
+/// A PING acknowledgement nobody asked for is a client's doing: h2 notes it at debug, not in a
+/// WARN line a client could write at will (one a frame, before).
+#[actix_web::test]
+async fn unsolicited_ping_acknowledgements_write_no_warn_line() {
+    use tokio::io::AsyncWriteExt;
+
+    let pki = TestPki::new("h2-ping-ack");
+    let app = tls_app_with(&pki, |_| {}).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    let mut wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    wire.extend(frame(0x4, 0, 0, &[]));
+    // PING (type 6) with ACK (0x1) on stream 0, three payloads the server never sent.
+    for n in 0..3u8 {
+        wire.extend(frame(
+            0x6,
+            0x1,
+            0,
+            &[b'u', b'n', b'a', b's', b'k', b'e', b'd', n],
+        ));
+    }
+    wire.extend(frame(0x1, 0x4 | 0x1, 1, &ping_block(&app)));
+    tls.write_all(&wire).await.unwrap();
+    // Frames are read in order: once stream 1 has its answer, the acknowledgements were read.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let (kind, flags, stream, payload) = next_frame(&mut tls).await;
+            match (kind, stream) {
+                (0x4, 0) if flags & 0x1 == 0 => {
+                    tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
+                }
+                (0x1, 1) => {
+                    assert_eq!(payload[0], 0x80 | 8, "`:status 200`");
+                    break;
+                }
+                (0x7, _) => panic!("GOAWAY: {payload:?}"),
+                _ => {}
+            }
+        }
+    })
+    .await
+    .expect("the ping answered within 10 s");
+    let lines = crate::helpers::log_lines_containing("PING ack that we never sent");
+    assert!(
+        lines.iter().all(|line| !line.starts_with("WARN")),
+        "{lines:#?}"
+    );
+}
+
 /// HTTP/2 carries the scheme in `:scheme`, which nothing checked: `foo` was served. Only
 /// `http` and `https` are.
 #[actix_web::test]

@@ -452,28 +452,96 @@ async fn content_length_fields_that_disagree_are_reset() {
 }
 
 /// RFC 9113, 8.2.1: a NUL in a field value makes the request malformed, a stream error: the
-/// connection goes on, and a request on stream 3 is served. The whole connection used to end
-/// (GOAWAY), failing every other stream on it.
+/// rest of its header block is still decoded (a field after it, added to the HPACK table, is
+/// there for the next request), the connection goes on, and a request on stream 3 that names
+/// that field by its table index is served. The whole connection used to end (GOAWAY),
+/// failing every other stream on it.
 #[actix_web::test]
 async fn a_nul_in_a_field_value_resets_only_its_stream() {
-    let pki = TestPki::new("h2-malformed-nul");
+    // `x-after: 1`, a literal with incremental indexing (RFC 7541, 6.2.1): the first entry of
+    // the dynamic table, index 62.
+    let mut indexed = vec![0x40, 7];
+    indexed.extend(b"x-after");
+    indexed.extend([1, b'1']);
+    let answers = two_streams(
+        "h2-malformed-nul",
+        &[&field::literal("x-note", "a\0b"), &indexed],
+        &[0x80 | 62],
+    )
+    .await;
+    assert_eq!(answers, (Some(PROTOCOL_ERROR), Some(0x80 | 8)));
+}
+
+/// A header block whose first frame ends just after a malformed field (`connection`): the
+/// block goes on in a CONTINUATION, its stream is reset where it ends, and the connection
+/// goes on. The stream used to be reset at the first frame, and the CONTINUATION that followed
+/// ended the connection.
+#[actix_web::test]
+async fn a_malformed_field_ending_a_frame_resets_only_its_stream() {
+    let pki = TestPki::new("h2-malformed-boundary");
     let app = tls_app_with(&pki, |_| {}).await;
     let mut tls = h2_tls(&pki, &app).await;
-    let ping = [
+    let ping = ping_fields(&app);
+    let mut frames = headers(
+        &[&ping, &field::literal("connection", "close")[..]].concat(),
+        END_STREAM,
+    );
+    frames.extend(frame(
+        CONTINUATION,
+        END_HEADERS,
+        1,
+        &field::literal("x-padding", "abcdef"),
+    ));
+    frames.extend(frame(HEADERS, END_HEADERS | END_STREAM, 3, &ping));
+    tls.write_all(&preface_and(frames)).await.unwrap();
+    assert_eq!(
+        answers_on_streams_1_and_3(&mut tls).await,
+        (Some(PROTOCOL_ERROR), Some(0x80 | 8))
+    );
+}
+
+/// `GET /v1/ping` of `app`, as header fields.
+fn ping_fields(app: &TestApp) -> Vec<u8> {
+    [
         field::GET,
         field::HTTPS,
         &field::path("/v1/ping"),
-        &authority(&app),
+        &authority(app),
     ]
-    .concat();
-    let mut frames = request(&[&ping, &field::literal("x-note", "a\0b")]);
-    frames.extend(frame(HEADERS, END_HEADERS | END_STREAM, 3, &ping));
+    .concat()
+}
+
+/// Stream 1: a ping with `extra` fields; stream 3: a ping with `then`; sent together. What
+/// came back on each (see [`answers_on_streams_1_and_3`]).
+async fn two_streams(name: &str, extra: &[&[u8]], then: &[u8]) -> (Option<u32>, Option<u8>) {
+    let pki = TestPki::new(name);
+    let app = tls_app_with(&pki, |_| {}).await;
+    let mut tls = h2_tls(&pki, &app).await;
+    let ping = ping_fields(&app);
+    let mut first = vec![&ping[..]];
+    first.extend(extra);
+    let mut frames = request(&first);
+    frames.extend(frame(
+        HEADERS,
+        END_HEADERS | END_STREAM,
+        3,
+        &[&ping[..], then].concat(),
+    ));
     tls.write_all(&preface_and(frames)).await.unwrap();
+    answers_on_streams_1_and_3(&mut tls).await
+}
+
+/// Reads until stream 1 is reset and stream 3 has its answer's head (within 10 s): the reset's
+/// error code and the first byte of stream 3's HPACK block (`:status 200` is `0x88`). A GOAWAY
+/// or an answer on stream 1 fails.
+async fn answers_on_streams_1_and_3(
+    tls: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>,
+) -> (Option<u32>, Option<u8>) {
     let mut reset = None;
     let mut served = None;
     tokio::time::timeout(Duration::from_secs(10), async {
         while reset.is_none() || served.is_none() {
-            let (kind, flags, stream, payload) = next_frame(&mut tls).await;
+            let (kind, flags, stream, payload) = next_frame(tls).await;
             match (kind, stream) {
                 (0x4, 0) if flags & 0x1 == 0 => {
                     tls.write_all(&frame(0x4, 0x1, 0, &[])).await.unwrap()
@@ -488,7 +556,5 @@ async fn a_nul_in_a_field_value_resets_only_its_stream() {
     })
     .await
     .expect("stream 1 reset and stream 3 answered within 10 s");
-    assert_eq!(reset, Some(PROTOCOL_ERROR));
-    // `:status 200` is entry 8 of the static table.
-    assert_eq!(served, Some(0x80 | 8));
+    (reset, served)
 }

@@ -195,9 +195,9 @@ async fn a_refused_client_is_served_again_after_one_period() {
     else {
         return;
     };
-    // Two a second: one request is earned back every 500 ms, so the test holds while each of
-    // its steps takes up to about 400 ms on a busy machine (at ten a second, a step 80 ms late
-    // earned a second request back: `r=1`).
+    // Two a second: one request is earned back every 500 ms. On a busy machine the steps may
+    // take longer and earn more back, up to the burst: after the wait the client is served,
+    // with the one request it earned (`r=0`) or, later, the burst's second (`r=1`).
     let app = shared_app(&redis.url(), 2, 2).await;
     assert_eq!(ping(&app).await.0, 200);
     assert_eq!(ping(&app).await.0, 200);
@@ -205,7 +205,11 @@ async fn a_refused_client_is_served_again_after_one_period() {
     assert_eq!((refused.0, refused.3.as_str()), (429, "1"));
     actix_web::rt::time::sleep(Duration::from_millis(600)).await;
     let (status, _, quota, _) = ping(&app).await;
-    assert_eq!((status, quota.as_str()), (200, r#""api";r=0;t=1"#));
+    assert_eq!(status, 200);
+    assert!(
+        [r#""api";r=0;t=1"#, r#""api";r=1;t=1"#].contains(&quota.as_str()),
+        "{quota}"
+    );
 }
 
 #[actix_web::test]
