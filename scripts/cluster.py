@@ -44,10 +44,23 @@ def fail(message):
     Script.fail(message)
 
 
+# Every port free_port has handed out in this process. The kernel may give a port just
+# closed to the next bind(0), and the processes are started after all their ports are
+# chosen: once, two replicas were given the same admin port, and the second one's readiness
+# was answered by the first.
+_HANDED_OUT = set()
+
+
 def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    """A loopback port no process listens on now, never one handed out before in this run."""
+    for _ in range(100):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        if port not in _HANDED_OUT:
+            _HANDED_OUT.add(port)
+            return port
+    fail("no free loopback port that was not handed out already")
 
 
 def ensure_packages(commands_to_packages):
@@ -142,6 +155,11 @@ class Instance:
             return log.read().decode(errors="replace")
 
     def ready(self):
+        # Its own process still running: a readiness answered on its admin port by another
+        # process is not its own.
+        if self.process.poll() is not None:
+            fail(f"{self.name} (pid {self.process.pid}) exited with {self.process.returncode} "
+                 "before it was ready")
         return http_get(f"http://127.0.0.1:{self.admin_port}/readyz")[0] == 200
 
     def metric(self, name):
